@@ -1,0 +1,262 @@
+#include "common/config.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <functional>
+#include <sstream>
+
+#include "common/error.h"
+
+extern char** environ;
+
+namespace cohort {
+
+namespace {
+
+// One variable: its name, what it expects (for the error text), a setter that
+// parses the value into the config (false = invalid), and a printer.
+struct Var {
+  const char* name;
+  const char* expected;
+  std::function<bool(Config&, const std::string&)> set;
+  std::function<std::string(const Config&)> show;
+};
+
+bool parseInt(const std::string& s, long lo, long hi, int* out) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  long v = std::strtol(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+std::vector<std::string> splitList(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, sep)) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+Var intVar(const char* name, const char* expected, long lo, long hi, int Config::*field) {
+  return Var{name, expected,
+             [=](Config& c, const std::string& v) { return parseInt(v, lo, hi, &(c.*field)); },
+             [=](const Config& c) { return std::to_string(c.*field); }};
+}
+
+Var stringVar(const char* name, std::string Config::*field) {
+  return Var{name, "any string",
+             [=](Config& c, const std::string& v) {
+               c.*field = v;
+               return true;
+             },
+             [=](const Config& c) { return c.*field; }};
+}
+
+Var choiceVar(const char* name, const char* expected, std::vector<std::string> choices,
+              std::string Config::*field) {
+  return Var{name, expected,
+             [=](Config& c, const std::string& v) {
+               for (const auto& choice : choices) {
+                 if (v == choice) {
+                   c.*field = v;
+                   return true;
+                 }
+               }
+               return false;
+             },
+             [=](const Config& c) { return c.*field; }};
+}
+
+Var bytesVar(const char* name, std::uint64_t lo, std::uint64_t Config::*field) {
+  return Var{name, "a byte size such as 16G, 512M or 1048576",
+             [=](Config& c, const std::string& v) {
+               std::uint64_t bytes = 0;
+               if (!parseByteSize(v, &bytes) || bytes < lo) return false;
+               c.*field = bytes;
+               return true;
+             },
+             [=](const Config& c) { return std::to_string(c.*field); }};
+}
+
+const char* levelName(LogLevel level) {
+  static const char* kNames[] = {"debug", "info", "warn", "error", "off"};
+  return kNames[static_cast<int>(level)];
+}
+
+const std::vector<Var>& vars() {
+  static const std::vector<Var> kVars = {
+      {"COHORT_LOG_LEVEL", "one of debug, info, warn, error, off",
+       [](Config& c, const std::string& v) {
+         for (int i = 0; i <= static_cast<int>(LogLevel::kOff); ++i) {
+           if (v == levelName(static_cast<LogLevel>(i))) {
+             c.logLevel = static_cast<LogLevel>(i);
+             return true;
+           }
+         }
+         return false;
+       },
+       [](const Config& c) { return std::string(levelName(c.logLevel)); }},
+      {"COHORT_LOG_SUBSYS", "a comma-separated list of subsystems, '^name' to exclude",
+       [](Config& c, const std::string& v) {
+         c.logSubsystems = splitList(v, ',');
+         return true;
+       },
+       [](const Config& c) { return fmt::format("{}", fmt::join(c.logSubsystems, ",")); }},
+      stringVar("COHORT_LOG_DIR", &Config::logDir),
+      intVar("COHORT_DEVICE_COUNT", "an integer in [1, 64]", 1, 64, &Config::deviceCount),
+      {"COHORT_VISIBLE_DEVICES", "a comma-separated list of distinct device ids, e.g. 0,2,3",
+       [](Config& c, const std::string& v) {
+         std::vector<int> ids;
+         for (const auto& item : splitList(v, ',')) {
+           int id = 0;
+           if (!parseInt(item, 0, 63, &id)) return false;
+           for (int seen : ids) {
+             if (seen == id) return false;
+           }
+           ids.push_back(id);
+         }
+         if (ids.empty()) return false;
+         c.visibleDevices = ids;
+         return true;
+       },
+       [](const Config& c) { return fmt::format("{}", fmt::join(c.visibleDevices, ",")); }},
+      bytesVar("COHORT_DEVICE_MEMORY", 1 << 20, &Config::deviceMemory),
+      intVar("COHORT_WAIT_SPIN_US", "an integer in [0, 1000000]", 0, 1000000,
+             &Config::waitSpinUs),
+      intVar("COHORT_WAIT_YIELD_US", "an integer in [0, 1000000]", 0, 1000000,
+             &Config::waitYieldUs),
+      intVar("COHORT_CONNECT_TIMEOUT", "seconds, an integer in [1, 86400]", 1, 86400,
+             &Config::connectTimeoutS),
+      intVar("COHORT_EXEC_TIMEOUT", "seconds, an integer in [0, 2147483] (0 = never)", 0,
+             2147483, &Config::execTimeoutS),
+      intVar("COHORT_RANKTABLE_TIMEOUT", "seconds, an integer in [0, 86400]", 0, 86400,
+             &Config::ranktableTimeoutS),
+      stringVar("COHORT_IF_IP", &Config::ifIp),
+      stringVar("COHORT_SOCKET_IFNAME", &Config::socketIfname),
+      intVar("COHORT_IF_BASE_PORT", "a port in [1024, 65503]", 1024, 65503,
+             &Config::ifBasePort),
+      choiceVar("COHORT_TRANSPORT", "one of auto, shm, tcp, rdma",
+                {"auto", "shm", "tcp", "rdma"}, &Config::transport),
+      intVar("COHORT_NSOCKS_PERPEER", "an integer in [1, 32]", 1, 32, &Config::nsocksPerPeer),
+      stringVar("COHORT_TCP_CONGESTION", &Config::tcpCongestion),
+      intVar("COHORT_RDMA_TC", "an integer in [0, 255]", 0, 255, &Config::rdmaTc),
+      intVar("COHORT_RDMA_SL", "an integer in [0, 7]", 0, 7, &Config::rdmaSl),
+      intVar("COHORT_RDMA_TIMEOUT", "an integer in [5, 24]", 5, 24, &Config::rdmaTimeout),
+      intVar("COHORT_RDMA_RETRY_CNT", "an integer in [1, 7]", 1, 7, &Config::rdmaRetryCnt),
+      choiceVar("COHORT_LINK_CHECK", "one of off, basic, full", {"off", "basic", "full"},
+                &Config::linkCheck),
+      stringVar("COHORT_ALGO", &Config::algo),
+      bytesVar("COHORT_BUFFSIZE", 1 << 20, &Config::buffSize),
+      {"COHORT_DETERMINISTIC", "0 or 1",
+       [](Config& c, const std::string& v) {
+         if (v != "0" && v != "1") return false;
+         c.deterministic = v == "1";
+         return true;
+       },
+       [](const Config& c) { return std::string(c.deterministic ? "1" : "0"); }},
+      stringVar("COHORT_JOB_TOKEN", &Config::jobToken),
+      stringVar("COHORT_HOST_ID", &Config::hostId),
+      stringVar("COHORT_WHITELIST_FILE", &Config::whitelistFile),
+      stringVar("COHORT_TRACE", &Config::traceDir),
+  };
+  return kVars;
+}
+
+// Variables set by the launcher or read by other layers, not configuration.
+bool isKnownNonConfig(const std::string& name) {
+  static const char* kNames[] = {"COHORT_ROOT_INFO", "COHORT_DEVICE_ID", "COHORT_STORE_ADDR",
+                                 "COHORT_RANKTABLE", "COHORT_RANK", "COHORT_WORLD_SIZE"};
+  for (const char* known : kNames) {
+    if (name == known) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool parseByteSize(const std::string& text, std::uint64_t* bytes) {
+  if (text.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (errno != 0 || end == text.c_str() || text[0] == '-') return false;
+  std::string unit(end);
+  int shift = 0;
+  if (unit.empty() || unit == "B") {
+    shift = 0;
+  } else if (unit == "K" || unit == "KB" || unit == "KiB") {
+    shift = 10;
+  } else if (unit == "M" || unit == "MB" || unit == "MiB") {
+    shift = 20;
+  } else if (unit == "G" || unit == "GB" || unit == "GiB") {
+    shift = 30;
+  } else if (unit == "T" || unit == "TB" || unit == "TiB") {
+    shift = 40;
+  } else {
+    return false;
+  }
+  if (shift > 0 && v > (~0ull >> shift)) return false;
+  *bytes = static_cast<std::uint64_t>(v) << shift;
+  return true;
+}
+
+Config Config::parse(const std::map<std::string, std::string>& env) {
+  Config config;
+  for (const auto& var : vars()) {
+    auto it = env.find(var.name);
+    if (it == env.end()) continue;
+    if (!var.set(config, it->second)) {
+      config.errors.push_back(fmt::format("Value '{}' for environment variable {} is invalid. "
+                                          "Expected value: {}.",
+                                          it->second, var.name, var.expected));
+    }
+  }
+  for (const auto& [name, value] : env) {
+    if (name.rfind("COHORT_", 0) != 0 || isKnownNonConfig(name)) continue;
+    bool known = false;
+    for (const auto& var : vars()) known = known || name == var.name;
+    if (!known) config.warnings.push_back("unknown variable " + name + " ignored");
+  }
+  return config;
+}
+
+std::map<std::string, std::string> environmentMap() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry(*e);
+    auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    std::string name = entry.substr(0, eq);
+    if (name.rfind("COHORT_", 0) == 0 || name.rfind("HCCL_", 0) == 0 ||
+        name.rfind("ASCEND_", 0) == 0) {
+      env[name] = entry.substr(eq + 1);
+    }
+  }
+  return env;
+}
+
+const Config& Config::global() {
+  static const Config config = parse(environmentMap());
+  return config;
+}
+
+Status Config::status() const {
+  if (errors.empty()) return Status::Ok();
+  return Status(ErrorCode::kConfigError, fmt::format("{}", fmt::join(errors, " ")));
+}
+
+std::string Config::describe() const {
+  std::string out;
+  for (const auto& var : vars()) out += fmt::format("{}={}\n", var.name, var.show(*this));
+  return out;
+}
+
+}  // namespace cohort

@@ -1,0 +1,78 @@
+// The one place that reads COHORT_* environment variables. Config::global() reads
+// them all once (thread-safe), validates them, and keeps the first error; every
+// public entry point refuses to run while that error stands. Tests build their
+// own Config from a map with Config::parse().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cohort/status.h"
+
+namespace cohort {
+
+enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3, kOff = 4 };
+
+struct Config {
+  // Logging.
+  LogLevel logLevel = LogLevel::kWarn;
+  std::vector<std::string> logSubsystems;  ///< empty = all; "^x" entries exclude
+  std::string logDir;                      ///< one log file per process when set
+  // Devices.
+  int deviceCount = 8;                 ///< emulated devices per node
+  std::vector<int> visibleDevices;     ///< physical ids; empty = all
+  std::uint64_t deviceMemory = 16ull << 30;  ///< bytes per device
+  // Waiting (spin, then sched_yield, then futex sleep).
+  int waitSpinUs = 20;
+  int waitYieldUs = 500;
+  // Timeouts (seconds).
+  int connectTimeoutS = 120;
+  int execTimeoutS = 1800;  ///< 0 = never
+  int ranktableTimeoutS = 60;
+  // Interfaces and transports.
+  std::string ifIp;
+  std::string socketIfname;
+  int ifBasePort = 60000;
+  std::string transport = "auto";  ///< auto | shm | tcp | rdma
+  int nsocksPerPeer = 2;
+  std::string tcpCongestion = "cubic";
+  int rdmaTc = 132;
+  int rdmaSl = 4;
+  int rdmaTimeout = 20;
+  int rdmaRetryCnt = 7;
+  std::string linkCheck = "basic";  ///< off | basic | full
+  // Collectives.
+  std::string algo;                    ///< "allreduce=ring;allgather=mesh"
+  std::uint64_t buffSize = 200ull << 20;
+  bool deterministic = false;
+  // Identity, security, tracing.
+  std::string jobToken;
+  std::string hostId;
+  std::string whitelistFile;
+  std::string traceDir;
+
+  /// Every problem found while parsing (variable, value, what is expected).
+  std::vector<std::string> errors;
+  /// Unknown COHORT_* names and other non-fatal remarks.
+  std::vector<std::string> warnings;
+
+  /// Parses a variable map (name -> value). Never fails: problems go to errors.
+  static Config parse(const std::map<std::string, std::string>& env);
+  /// The process environment, read once.
+  static const Config& global();
+  /// kConfigError listing every invalid variable, or ok.
+  Status status() const;
+  /// One "NAME=value" line per known variable, for logs and `cohort-smi check`.
+  std::string describe() const;
+};
+
+/// The environment of this process as a map (only COHORT_*/HCCL_*/ASCEND_* names).
+std::map<std::string, std::string> environmentMap();
+
+/// Parses "16G", "512M", "64K", "1024" (binary units). False when malformed.
+bool parseByteSize(const std::string& text, std::uint64_t* bytes);
+
+}  // namespace cohort

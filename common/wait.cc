@@ -1,0 +1,49 @@
+#include "common/wait.h"
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#include <ctime>
+
+#include "common/config.h"
+
+namespace cohort {
+
+Deadline Deadline::afterMs(long timeoutMs) {
+  if (timeoutMs < 0) return never();
+  return after(std::chrono::milliseconds(timeoutMs));
+}
+
+WaitPolicy WaitPolicy::fromConfig() {
+  const Config& c = Config::global();
+  return WaitPolicy{static_cast<std::int64_t>(c.waitSpinUs) * 1000,
+                    static_cast<std::int64_t>(c.waitYieldUs) * 1000};
+}
+
+void futexWait(std::atomic<std::uint32_t>* word, std::uint32_t expected, Deadline deadline) {
+  // Sleep at most 100 ms at a time so a deadline is honoured even if a wake is
+  // lost to a peer process that died between its store and its wake.
+  auto remaining = std::chrono::nanoseconds(std::chrono::milliseconds(100));
+  if (!deadline.isNever()) {
+    auto left = deadline.at() - Clock::now();
+    if (left <= std::chrono::nanoseconds::zero()) return;
+    if (left < remaining) remaining = std::chrono::duration_cast<std::chrono::nanoseconds>(left);
+  }
+  timespec ts;
+  ts.tv_sec = static_cast<time_t>(remaining.count() / 1000000000);
+  ts.tv_nsec = static_cast<long>(remaining.count() % 1000000000);
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT, expected, &ts, nullptr,
+          0);
+}
+
+void futexWakeAll(std::atomic<std::uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr,
+          nullptr, 0);
+}
+
+void WaitWord::yield() { sched_yield(); }
+
+}  // namespace cohort

@@ -1,0 +1,91 @@
+// Waiting without burning the machine: spin briefly, then sched_yield, then
+// sleep on a futex. With more threads or ranks than cores, the yield stage is
+// what keeps progress sane (a futex sleep idles the virtual CPU and its wake
+// costs tens of microseconds); the sleep stage keeps idle waiters off the CPU.
+//
+// A WaitWord works inside one process and inside memory shared between
+// processes (it uses shared futexes). It holds no pointers, so it may live in a
+// shared mapping.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace cohort {
+
+using Clock = std::chrono::steady_clock;
+
+/// A point in time to stop waiting; never() waits forever.
+class Deadline {
+ public:
+  static Deadline never() { return Deadline(Clock::time_point::max()); }
+  static Deadline after(std::chrono::nanoseconds d) { return Deadline(Clock::now() + d); }
+  /// timeoutMs < 0: never; 0: already expired (poll); > 0: that many ms from now.
+  static Deadline afterMs(long timeoutMs);
+  bool isNever() const { return at_ == Clock::time_point::max(); }
+  bool expired() const { return !isNever() && Clock::now() >= at_; }
+  Clock::time_point at() const { return at_; }
+
+ private:
+  explicit Deadline(Clock::time_point at) : at_(at) {}
+  Clock::time_point at_;
+};
+
+/// How long each stage lasts; defaults come from COHORT_WAIT_SPIN_US and
+/// COHORT_WAIT_YIELD_US.
+struct WaitPolicy {
+  std::int64_t spinNs;
+  std::int64_t yieldNs;
+  static WaitPolicy fromConfig();
+};
+
+/// Futex calls on a 32-bit word (shared, so they work across processes).
+void futexWait(std::atomic<std::uint32_t>* word, std::uint32_t expected, Deadline deadline);
+void futexWakeAll(std::atomic<std::uint32_t>* word);
+
+/// A condition variable without a mutex: the notifier makes its condition true,
+/// then calls notifyAll(); a waiter calls waitUntil(ready). Thread-safe.
+class WaitWord {
+ public:
+  void notifyAll() {
+    seq_.fetch_add(1, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) futexWakeAll(&seq_);
+  }
+
+  /// Returns true once ready() holds, false if the deadline passes first.
+  template <typename Ready>
+  bool waitUntil(Ready&& ready, Deadline deadline = Deadline::never()) {
+    if (ready()) return true;
+    static thread_local const WaitPolicy policy = WaitPolicy::fromConfig();
+    const auto start = Clock::now();
+    for (std::uint32_t i = 0;; ++i) {
+      if (ready()) return true;
+      if ((i & 63) != 0) {
+        relax();
+        continue;
+      }
+      const auto now = Clock::now();
+      if (!deadline.isNever() && now >= deadline.at()) return ready();
+      const std::int64_t waited = std::chrono::nanoseconds(now - start).count();
+      if (waited < policy.spinNs) continue;
+      if (waited < policy.spinNs + policy.yieldNs) {
+        yield();
+        continue;
+      }
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);
+      const std::uint32_t seen = seq_.load(std::memory_order_seq_cst);
+      if (!ready()) futexWait(&seq_, seen, deadline);
+      sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    }
+  }
+
+ private:
+  static void relax() { __builtin_ia32_pause(); }
+  static void yield();
+
+  std::atomic<std::uint32_t> seq_{0};
+  std::atomic<std::uint32_t> sleepers_{0};
+};
+
+}  // namespace cohort

@@ -1,0 +1,321 @@
+#include "runtime/device.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/version.h"
+#include "runtime/ipc_handle.h"
+
+namespace cohort::runtime {
+
+namespace {
+thread_local int tCurrentDevice = -1;
+constexpr std::size_t kHostPoolCapacity = 64ull << 30;
+}  // namespace
+
+int currentDeviceId() { return tCurrentDevice; }
+void setCurrentDeviceId(int id) { tCurrentDevice = id; }
+
+CallbackRunner::~CallbackRunner() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void CallbackRunner::post(std::function<void()> fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+  queue_.push_back(std::move(fn));
+  cv_.notify_one();
+}
+
+void CallbackRunner::loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;
+    auto fn = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    fn();
+    lock.lock();
+  }
+}
+
+void Device::setPool(std::unique_ptr<MemoryPool> pool) {
+  ownedPool_ = std::move(pool);
+  pool_.store(ownedPool_.get(), std::memory_order_release);
+}
+
+DeviceManager& DeviceManager::get() {
+  // Never destroyed: stream workers may still run while static destructors do.
+  static DeviceManager* manager = new DeviceManager();
+  return *manager;
+}
+
+DeviceManager::DeviceManager() {
+  const Config& config = Config::global();
+  initStatus_ = config.status();
+  if (initStatus_.ok()) initStatus_ = checkApiVersion();
+  if (!initStatus_.ok()) {
+    COHORT_LOG(kError, "runtime", "initialisation refused: {}", initStatus_.toString());
+    return;
+  }
+  std::vector<int> physical = config.visibleDevices;
+  if (physical.empty()) {
+    for (int i = 0; i < config.deviceCount; ++i) physical.push_back(i);
+  }
+  for (int id : physical) {
+    if (id >= config.deviceCount) {
+      initStatus_ = makeError(ErrorCode::kConfigError,
+                              "Value '{}' for environment variable COHORT_VISIBLE_DEVICES is "
+                              "invalid: device {} does not exist (COHORT_DEVICE_COUNT={})",
+                              fmt::join(config.visibleDevices, ","), id, config.deviceCount);
+      devices_.clear();
+      return;
+    }
+    devices_.push_back(std::make_unique<Device>(static_cast<int>(devices_.size()), id,
+                                                static_cast<std::size_t>(config.deviceMemory)));
+  }
+  Status s = MemoryPool::create("pinned host memory", kHostPoolCapacity, &hostPool_);
+  if (!s.ok()) initStatus_ = s;
+}
+
+Status DeviceManager::device(int id, Device** out) {
+  if (id < 0 || id >= deviceCount()) {
+    return makeError(ErrorCode::kInvalidDevice, "device {} does not exist: {} device(s) visible "
+                     "(ids 0..{}; COHORT_DEVICE_COUNT / COHORT_VISIBLE_DEVICES)",
+                     id, deviceCount(), deviceCount() - 1);
+  }
+  *out = devices_[static_cast<std::size_t>(id)].get();
+  return Status::Ok();
+}
+
+Status DeviceManager::bringUp(Device* device) {
+  if (device->pool() == nullptr) {
+    std::unique_ptr<MemoryPool> pool;
+    COHORT_RETURN_IF_ERROR(
+        MemoryPool::create(fmt::format("device {}", device->id()), device->capacity(), &pool));
+    device->setPool(std::move(pool));
+  }
+  auto stream = new Stream(device, device->nextStreamId++, /*isDefault=*/true);
+  device->defaultStream = stream;
+  device->streams.insert(stream);
+  std::lock_guard<std::mutex> lock(registryMu_);
+  streams_.insert(stream);
+  return Status::Ok();
+}
+
+void DeviceManager::tearDown(Device* device) {
+  // Streams drain in their destructors. Unregister first so no new work arrives.
+  {
+    std::lock_guard<std::mutex> lock(registryMu_);
+    for (Stream* s : device->streams) streams_.erase(s);
+  }
+  for (Stream* s : device->streams) delete s;
+  device->streams.clear();
+  device->defaultStream = nullptr;
+  device->callbacks.reset();
+  device->pool()->reset();
+  COHORT_LOG(kInfo, "runtime", "device {} reset: streams destroyed, memory released",
+             device->id());
+}
+
+Status DeviceManager::setDevice(int id) {
+  Device* device = nullptr;
+  COHORT_RETURN_IF_ERROR(this->device(id, &device));
+  std::lock_guard<std::mutex> lock(device->mu);
+  if (device->refCount == 0) COHORT_RETURN_IF_ERROR(bringUp(device));
+  ++device->refCount;
+  tCurrentDevice = id;
+  log::setThreadDevice(id);
+  return Status::Ok();
+}
+
+Status DeviceManager::resetDevice(int id) {
+  Device* device = nullptr;
+  COHORT_RETURN_IF_ERROR(this->device(id, &device));
+  std::lock_guard<std::mutex> lock(device->mu);
+  if (device->refCount == 0) {
+    return makeError(ErrorCode::kInvalidDevice, "resetDevice({}): the device is not set", id);
+  }
+  if (--device->refCount == 0) tearDown(device);
+  if (tCurrentDevice == id && device->refCount == 0) {
+    tCurrentDevice = -1;
+    log::setThreadDevice(-1);
+  }
+  return Status::Ok();
+}
+
+Status DeviceManager::createStream(Device* device, Stream** out) {
+  std::lock_guard<std::mutex> lock(device->mu);
+  if (device->refCount == 0) {
+    return makeError(ErrorCode::kInvalidDevice, "device {} is not set", device->id());
+  }
+  auto stream = new Stream(device, device->nextStreamId++, /*isDefault=*/false);
+  device->streams.insert(stream);
+  {
+    std::lock_guard<std::mutex> registry(registryMu_);
+    streams_.insert(stream);
+  }
+  *out = stream;
+  return Status::Ok();
+}
+
+Status DeviceManager::destroyStream(Stream* stream) {
+  {
+    std::lock_guard<std::mutex> lock(registryMu_);
+    if (stream == nullptr || streams_.count(stream) == 0) {
+      return makeError(ErrorCode::kInvalidHandle, "streamDestroy: {} is not a live stream",
+                       static_cast<void*>(stream));
+    }
+    if (stream->isDefault()) {
+      return makeError(ErrorCode::kInvalidHandle,
+                       "streamDestroy: {} is a default stream; resetDevice releases it",
+                       stream->name());
+    }
+    streams_.erase(stream);
+  }
+  Device* device = stream->device();
+  {
+    std::lock_guard<std::mutex> lock(device->mu);
+    device->streams.erase(stream);
+  }
+  delete stream;  // drains
+  return Status::Ok();
+}
+
+Status DeviceManager::resolveStream(Stream* stream, Stream** out) {
+  if (stream == nullptr) {
+    Device* device = nullptr;
+    if (tCurrentDevice < 0) {
+      return Status(ErrorCode::kInvalidDevice,
+                    "no current device on this thread (call setDevice first)");
+    }
+    COHORT_RETURN_IF_ERROR(this->device(tCurrentDevice, &device));
+    std::lock_guard<std::mutex> lock(device->mu);
+    if (device->defaultStream == nullptr) {
+      return makeError(ErrorCode::kInvalidDevice, "device {} is not set", tCurrentDevice);
+    }
+    *out = device->defaultStream;
+    return Status::Ok();
+  }
+  std::lock_guard<std::mutex> lock(registryMu_);
+  if (streams_.count(stream) == 0) {
+    return makeError(ErrorCode::kInvalidHandle, "{} is not a live stream (destroyed?)",
+                     static_cast<void*>(stream));
+  }
+  *out = stream;
+  return Status::Ok();
+}
+
+Status DeviceManager::createEvent(Event** out) {
+  auto event = new Event();
+  std::lock_guard<std::mutex> lock(registryMu_);
+  events_.insert(event);
+  *out = event;
+  return Status::Ok();
+}
+
+Status DeviceManager::destroyEvent(Event* event) {
+  {
+    std::lock_guard<std::mutex> lock(registryMu_);
+    if (events_.erase(event) == 0) {
+      return makeError(ErrorCode::kInvalidHandle, "{} is not a live event",
+                       static_cast<void*>(event));
+    }
+  }
+  delete event;
+  return Status::Ok();
+}
+
+bool DeviceManager::isLiveEvent(Event* event) {
+  std::lock_guard<std::mutex> lock(registryMu_);
+  return events_.count(event) != 0;
+}
+
+PointerInfo DeviceManager::classify(const void* p) {
+  PointerInfo info;
+  info.base = const_cast<char*>(static_cast<const char*>(p));
+  info.live = true;
+  for (const auto& device : devices_) {
+    MemoryPool* pool = device->pool();
+    if (pool == nullptr || !pool->contains(p)) continue;
+    info.kind = PointerInfo::Kind::kDevice;
+    info.device = device->id();
+    info.label = "device memory";
+    info.live = pool->findAllocation(p, &info.base, &info.size);
+    return info;
+  }
+  if (hostPool_ && hostPool_->contains(p)) {
+    info.kind = PointerInfo::Kind::kPinnedHost;
+    info.label = "pinned host memory";
+    info.live = hostPool_->findAllocation(p, &info.base, &info.size);
+    return info;
+  }
+  std::lock_guard<std::mutex> lock(registryMu_);
+  auto it = imports_.upper_bound(reinterpret_cast<std::uintptr_t>(p));
+  if (it != imports_.begin()) {
+    --it;
+    const Import& imp = it->second;
+    if (static_cast<const char*>(p) < imp.user + imp.size) {
+      info.kind = PointerInfo::Kind::kImported;
+      info.label = "imported device memory";
+      info.base = imp.user;
+      info.size = imp.size;
+    }
+  }
+  return info;
+}
+
+Status DeviceManager::importMapping(const MemHandle& handle, void** ptr) {
+  IpcHandle h;
+  COHORT_RETURN_IF_ERROR(decodeIpcHandle(handle, &h));
+  const std::string path = fmt::format("/proc/{}/fd/{}", h.pid, h.fd);
+  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    return systemError(errno, fmt::format("memImport: cannot open the exporter's memory {} "
+                                          "(process {} gone, or another user?)", path, h.pid));
+  }
+  const std::size_t page = 4096;
+  const std::size_t mapOffset = h.offset / page * page;
+  const std::size_t mappingSize = (h.offset - mapOffset + h.size + page - 1) / page * page;
+  void* mapping = mmap(nullptr, mappingSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                       static_cast<off_t>(mapOffset));
+  int err = errno;
+  close(fd);
+  if (mapping == MAP_FAILED) return systemError(err, "memImport: mmap of " + path);
+  char* user = static_cast<char*>(mapping) + (h.offset - mapOffset);
+  std::lock_guard<std::mutex> lock(registryMu_);
+  imports_[reinterpret_cast<std::uintptr_t>(user)] =
+      Import{mapping, mappingSize, user, static_cast<std::size_t>(h.size)};
+  *ptr = user;
+  return Status::Ok();
+}
+
+Status DeviceManager::closeMapping(void* ptr) {
+  Import imp;
+  {
+    std::lock_guard<std::mutex> lock(registryMu_);
+    auto it = imports_.find(reinterpret_cast<std::uintptr_t>(ptr));
+    if (it == imports_.end()) {
+      return makeError(ErrorCode::kInvalidPointer, "memClose: {} is not an imported buffer", ptr);
+    }
+    imp = it->second;
+    imports_.erase(it);
+  }
+  munmap(imp.mapping, imp.mappingSize);
+  return Status::Ok();
+}
+
+}  // namespace cohort::runtime

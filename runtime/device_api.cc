@@ -1,0 +1,96 @@
+// Public device functions (cohort/runtime.h).
+#include "runtime/api.h"
+
+namespace cohort::runtime {
+
+Status currentDevice(DeviceManager& manager, Device** out) {
+  const int id = currentDeviceId();
+  if (id < 0) {
+    return Status(ErrorCode::kInvalidDevice,
+                  "no current device on this thread (call setDevice first)");
+  }
+  return manager.device(id, out);
+}
+
+Status init() {
+  return apiCall([](DeviceManager&) { return Status::Ok(); });
+}
+
+Status getDeviceCount(int* count) {
+  return apiCall([&](DeviceManager& m) {
+    if (count == nullptr) return Status(ErrorCode::kInvalidArgument, "getDeviceCount: count is null");
+    *count = m.deviceCount();
+    return Status::Ok();
+  });
+}
+
+Status setDevice(int device) {
+  return apiCall([&](DeviceManager& m) { return m.setDevice(device); });
+}
+
+Status resetDevice(int device) {
+  return apiCall([&](DeviceManager& m) { return m.resetDevice(device); });
+}
+
+Status getDevice(int* device) {
+  return apiCall([&](DeviceManager& m) {
+    if (device == nullptr) return Status(ErrorCode::kInvalidArgument, "getDevice: device is null");
+    Device* d = nullptr;
+    COHORT_RETURN_IF_ERROR(currentDevice(m, &d));
+    *device = d->id();
+    return Status::Ok();
+  });
+}
+
+Status getDeviceInfo(int device, DeviceInfo* info) {
+  return apiCall([&](DeviceManager& m) {
+    if (info == nullptr) return Status(ErrorCode::kInvalidArgument, "getDeviceInfo: info is null");
+    Device* d = nullptr;
+    COHORT_RETURN_IF_ERROR(m.device(device, &d));
+    std::lock_guard<std::mutex> lock(d->mu);
+    info->id = d->id();
+    info->physicalId = d->physicalId();
+    info->memoryTotal = d->capacity();
+    const std::size_t used = d->pool() != nullptr ? d->pool()->used() : 0;
+    info->memoryFree = d->capacity() - used;
+    info->referenceCount = d->refCount;
+    info->streamCount = static_cast<int>(d->streams.size());
+    return Status::Ok();
+  });
+}
+
+Status getMemInfo(std::size_t* freeBytes, std::size_t* totalBytes) {
+  return apiCall([&](DeviceManager& m) {
+    if (freeBytes == nullptr || totalBytes == nullptr) {
+      return Status(ErrorCode::kInvalidArgument, "getMemInfo: null output pointer");
+    }
+    Device* d = nullptr;
+    COHORT_RETURN_IF_ERROR(currentDevice(m, &d));
+    *totalBytes = d->capacity();
+    *freeBytes = d->capacity() - (d->pool() != nullptr ? d->pool()->used() : 0);
+    return Status::Ok();
+  });
+}
+
+Status synchronizeDevice(long timeoutMs) {
+  return apiCall([&](DeviceManager& m) {
+    Device* d = nullptr;
+    COHORT_RETURN_IF_ERROR(currentDevice(m, &d));
+    std::vector<Stream*> streams;
+    {
+      std::lock_guard<std::mutex> lock(d->mu);
+      streams.assign(d->streams.begin(), d->streams.end());
+    }
+    const Deadline deadline = Deadline::afterMs(timeoutMs);
+    Status first;
+    for (Stream* s : streams) {
+      Stream* live = nullptr;
+      if (!m.resolveStream(s, &live).ok()) continue;  // destroyed meanwhile
+      Status st = s->synchronize(deadline);
+      if (!st.ok() && first.ok()) first = st;
+    }
+    return first;
+  });
+}
+
+}  // namespace cohort::runtime

@@ -1,0 +1,272 @@
+// Public memory functions (cohort/runtime.h): allocation, copies with their
+// checks, pointer attributes, and export/import between processes.
+#include <unistd.h>
+
+#include <cstring>
+
+#include "runtime/api.h"
+#include "runtime/ipc_handle.h"
+
+namespace cohort::runtime {
+
+namespace {
+
+const char* kindName(MemcpyKind kind) {
+  switch (kind) {
+    case MemcpyKind::kHostToHost: return "host-to-host";
+    case MemcpyKind::kHostToDevice: return "host-to-device";
+    case MemcpyKind::kDeviceToHost: return "device-to-host";
+    case MemcpyKind::kDeviceToDevice: return "device-to-device";
+    case MemcpyKind::kDefault: return "default";
+  }
+  return "unknown";
+}
+
+bool isDeviceSide(const PointerInfo& info) {
+  return info.kind == PointerInfo::Kind::kDevice || info.kind == PointerInfo::Kind::kImported;
+}
+
+// A known allocation must be live and hold `count` bytes from p.
+Status checkExtent(const PointerInfo& info, const void* p, std::size_t count, const char* fn,
+                   const char* role) {
+  if (info.kind == PointerInfo::Kind::kHost) return Status::Ok();
+  if (!info.live) {
+    return makeError(ErrorCode::kInvalidPointer,
+                     "{}: {} {} lies in {}{} but not in a live allocation (freed or never "
+                     "allocated)", fn, role, p, info.label,
+                     info.device >= 0 ? fmt::format(" of device {}", info.device) : "");
+  }
+  const std::size_t available = info.size - static_cast<std::size_t>(
+                                                static_cast<const char*>(p) - info.base);
+  if (count > available) {
+    return makeError(ErrorCode::kSizeOverflow,
+                     "{}: {} bytes at {} {} overrun its allocation ({} bytes left of {} at {})", fn,
+                     count, role, p, available, info.size, static_cast<void*>(info.base));
+  }
+  return Status::Ok();
+}
+
+// Validates a copy and returns the pointers' descriptions.
+Status checkCopy(DeviceManager& m, void* dst, std::size_t destMax, const void* src,
+                 std::size_t count, MemcpyKind kind, const char* fn) {
+  if (static_cast<int>(kind) < 0 || static_cast<int>(kind) > 4) {
+    return makeError(ErrorCode::kInvalidMemcpyKind, "{}: unknown kind {}", fn,
+                     static_cast<int>(kind));
+  }
+  if (count == 0) return Status::Ok();
+  if (dst == nullptr || src == nullptr) {
+    return makeError(ErrorCode::kInvalidArgument, "{}: {} pointer is null", fn,
+                     dst == nullptr ? "destination" : "source");
+  }
+  if (count > destMax) {
+    return makeError(ErrorCode::kSizeOverflow, "{}: count {} exceeds destMax {}", fn, count,
+                     destMax);
+  }
+  const PointerInfo d = m.classify(dst);
+  const PointerInfo s = m.classify(src);
+  if (kind != MemcpyKind::kDefault) {
+    const bool wantDstDevice =
+        kind == MemcpyKind::kHostToDevice || kind == MemcpyKind::kDeviceToDevice;
+    const bool wantSrcDevice =
+        kind == MemcpyKind::kDeviceToHost || kind == MemcpyKind::kDeviceToDevice;
+    if (isDeviceSide(d) != wantDstDevice || isDeviceSide(s) != wantSrcDevice) {
+      return makeError(ErrorCode::kInvalidMemcpyKind,
+                       "{}: kind {} contradicts the pointers: destination {} is {}, source {} is {}",
+                       fn, kindName(kind), dst, d.label, src, s.label);
+    }
+  }
+  COHORT_RETURN_IF_ERROR(checkExtent(d, dst, count, fn, "destination"));
+  return checkExtent(s, src, count, fn, "source");
+}
+
+void copyBytes(void* dst, const void* src, std::size_t count) {
+  const auto* s = static_cast<const char*>(src);
+  auto* d = static_cast<char*>(dst);
+  if (d < s + count && s < d + count) {
+    std::memmove(dst, src, count);
+  } else {
+    std::memcpy(dst, src, count);
+  }
+}
+
+Status checkSet(DeviceManager& m, void* dst, std::size_t destMax, std::size_t count,
+                const char* fn) {
+  if (count == 0) return Status::Ok();
+  if (dst == nullptr) return makeError(ErrorCode::kInvalidArgument, "{}: pointer is null", fn);
+  if (count > destMax) {
+    return makeError(ErrorCode::kSizeOverflow, "{}: count {} exceeds destMax {}", fn, count,
+                     destMax);
+  }
+  return checkExtent(m.classify(dst), dst, count, fn, "destination");
+}
+
+}  // namespace
+
+Status deviceMalloc(void** ptr, std::size_t size) {
+  return apiCall([&](DeviceManager& m) {
+    if (ptr == nullptr) return Status(ErrorCode::kInvalidArgument, "deviceMalloc: ptr is null");
+    if (size == 0) return Status(ErrorCode::kInvalidArgument, "deviceMalloc: size is 0");
+    Device* d = nullptr;
+    COHORT_RETURN_IF_ERROR(currentDevice(m, &d));
+    if (d->pool() == nullptr) {
+      return makeError(ErrorCode::kInvalidDevice, "device {} is not set", d->id());
+    }
+    return d->pool()->allocate(size, ptr);
+  });
+}
+
+Status deviceFree(void* ptr) {
+  return apiCall([&](DeviceManager& m) {
+    if (ptr == nullptr) return Status(ErrorCode::kInvalidArgument, "deviceFree: ptr is null");
+    const PointerInfo info = m.classify(ptr);
+    if (info.kind != PointerInfo::Kind::kDevice) {
+      return makeError(ErrorCode::kInvalidPointer, "deviceFree: {} is {}, not device memory", ptr,
+                       info.label);
+    }
+    Device* d = nullptr;
+    COHORT_RETURN_IF_ERROR(m.device(info.device, &d));
+    return d->pool()->free(ptr);
+  });
+}
+
+Status hostMalloc(void** ptr, std::size_t size) {
+  return apiCall([&](DeviceManager& m) {
+    if (ptr == nullptr) return Status(ErrorCode::kInvalidArgument, "hostMalloc: ptr is null");
+    if (size == 0) return Status(ErrorCode::kInvalidArgument, "hostMalloc: size is 0");
+    return m.hostPool()->allocate(size, ptr);
+  });
+}
+
+Status hostFree(void* ptr) {
+  return apiCall([&](DeviceManager& m) {
+    if (ptr == nullptr) return Status(ErrorCode::kInvalidArgument, "hostFree: ptr is null");
+    if (!m.hostPool()->contains(ptr)) {
+      return makeError(ErrorCode::kInvalidPointer, "hostFree: {} is {}, not pinned host memory",
+                       ptr, m.classify(ptr).label);
+    }
+    return m.hostPool()->free(ptr);
+  });
+}
+
+Status memcpy(void* dst, std::size_t destMax, const void* src, std::size_t count,
+              MemcpyKind kind) {
+  return apiCall([&](DeviceManager& m) {
+    COHORT_RETURN_IF_ERROR(checkCopy(m, dst, destMax, src, count, kind, "memcpy"));
+    if (count > 0) copyBytes(dst, src, count);
+    return Status::Ok();
+  });
+}
+
+Status memcpyAsync(void* dst, std::size_t destMax, const void* src, std::size_t count,
+                   MemcpyKind kind, Stream* stream) {
+  return apiCall([&](DeviceManager& m) {
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    COHORT_RETURN_IF_ERROR(checkCopy(m, dst, destMax, src, count, kind, "memcpyAsync"));
+    if (count == 0) return Status::Ok();
+    s->enqueue([dst, src, count] {
+      copyBytes(dst, src, count);
+      return Status::Ok();
+    });
+    return Status::Ok();
+  });
+}
+
+Status memset(void* dst, std::size_t destMax, int value, std::size_t count) {
+  return apiCall([&](DeviceManager& m) {
+    COHORT_RETURN_IF_ERROR(checkSet(m, dst, destMax, count, "memset"));
+    if (count > 0) std::memset(dst, value, count);
+    return Status::Ok();
+  });
+}
+
+Status memsetAsync(void* dst, std::size_t destMax, int value, std::size_t count,
+                   Stream* stream) {
+  return apiCall([&](DeviceManager& m) {
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    COHORT_RETURN_IF_ERROR(checkSet(m, dst, destMax, count, "memsetAsync"));
+    if (count == 0) return Status::Ok();
+    s->enqueue([dst, value, count] {
+      std::memset(dst, value, count);
+      return Status::Ok();
+    });
+    return Status::Ok();
+  });
+}
+
+Status pointerGetAttributes(const void* ptr, PointerAttributes* attributes) {
+  return apiCall([&](DeviceManager& m) {
+    if (attributes == nullptr) {
+      return Status(ErrorCode::kInvalidArgument, "pointerGetAttributes: null output");
+    }
+    const PointerInfo info = m.classify(ptr);
+    *attributes = PointerAttributes{};
+    attributes->isDevice = isDeviceSide(info);
+    attributes->isPinnedHost = info.kind == PointerInfo::Kind::kPinnedHost;
+    attributes->device = info.device;
+    if (info.kind != PointerInfo::Kind::kHost && info.live) {
+      attributes->allocationBase = info.base;
+      attributes->allocationSize = info.size;
+    }
+    return Status::Ok();
+  });
+}
+
+namespace {
+constexpr std::uint32_t kIpcMagic = 0xC0402D1Au;
+constexpr std::uint32_t kIpcVersion = 1;
+}  // namespace
+
+MemHandle encodeIpcHandle(const IpcHandle& h) {
+  static_assert(sizeof(IpcHandle) <= sizeof(MemHandle::bytes), "handle too large");
+  MemHandle out{};
+  std::memcpy(out.bytes, &h, sizeof(h));
+  return out;
+}
+
+Status decodeIpcHandle(const MemHandle& handle, IpcHandle* out) {
+  std::memcpy(out, handle.bytes, sizeof(*out));
+  if (out->magic != kIpcMagic || out->version != kIpcVersion || out->pid <= 0 || out->fd < 0 ||
+      out->size == 0) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "memImport: the handle is not a memory handle of this runtime version");
+  }
+  return Status::Ok();
+}
+
+Status memExport(void* devPtr, MemHandle* handle) {
+  return apiCall([&](DeviceManager& m) {
+    if (handle == nullptr) return Status(ErrorCode::kInvalidArgument, "memExport: null output");
+    const PointerInfo info = m.classify(devPtr);
+    if (info.kind != PointerInfo::Kind::kDevice || !info.live || info.base != devPtr) {
+      return makeError(ErrorCode::kInvalidPointer,
+                       "memExport: {} is not the start of a live device allocation", devPtr);
+    }
+    Device* d = nullptr;
+    COHORT_RETURN_IF_ERROR(m.device(info.device, &d));
+    IpcHandle h{};
+    h.magic = kIpcMagic;
+    h.version = kIpcVersion;
+    h.pid = static_cast<std::int32_t>(getpid());
+    h.fd = d->pool()->fd();
+    h.offset = static_cast<std::uint64_t>(info.base - d->pool()->base());
+    h.size = info.size;
+    h.physicalDevice = d->physicalId();
+    *handle = encodeIpcHandle(h);
+    return Status::Ok();
+  });
+}
+
+Status memImport(const MemHandle& handle, void** ptr) {
+  return apiCall([&](DeviceManager& m) {
+    if (ptr == nullptr) return Status(ErrorCode::kInvalidArgument, "memImport: null output");
+    return m.importMapping(handle, ptr);
+  });
+}
+
+Status memClose(void* importedPtr) {
+  return apiCall([&](DeviceManager& m) { return m.closeMapping(importedPtr); });
+}
+
+}  // namespace cohort::runtime

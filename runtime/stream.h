@@ -1,0 +1,69 @@
+// A stream: an in-order task queue run by its own worker thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "cohort/runtime.h"
+#include "common/wait.h"
+
+namespace cohort::runtime {
+
+class Device;
+
+/// Thread-safe: any thread may enqueue, query or synchronize. Owned by the
+/// DeviceManager's stream registry; the destructor drains the queue.
+class Stream {
+ public:
+  Stream(Device* device, int id, bool isDefault);
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  /// Queues a task. A task that fails makes the stream's error sticky; later
+  /// tasks are skipped unless `runAfterError` (event records use it so that
+  /// waiters on other streams are released and see the error).
+  void enqueue(std::function<Status()> task, bool runAfterError = false);
+  /// Waits for the work queued before the call.
+  Status synchronize(Deadline deadline);
+  Status query() const;
+  Status error() const;
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  void clearError();
+
+  Device* device() const { return device_; }
+  int id() const { return id_; }
+  bool isDefault() const { return isDefault_; }
+  /// "device 2 stream 5" for messages.
+  std::string name() const;
+
+ private:
+  struct Task {
+    std::function<Status()> fn;
+    bool runAfterError;
+  };
+  void workerLoop();
+  void fail(Status status);
+
+  Device* const device_;
+  const int id_;
+  const bool isDefault_;
+
+  mutable std::mutex mu_;
+  std::deque<Task> queue_;
+  Status error_;
+  std::atomic<std::uint64_t> enqueued_{0};
+  std::atomic<std::uint64_t> completed_{0};
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> stopping_{false};
+  WaitWord workWord_;
+  WaitWord doneWord_;
+  std::thread worker_;
+};
+
+}  // namespace cohort::runtime

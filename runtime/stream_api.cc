@@ -1,0 +1,219 @@
+// Public stream and event functions (cohort/runtime.h).
+#include "common/config.h"
+#include "common/log.h"
+#include "runtime/api.h"
+
+namespace cohort::runtime {
+
+namespace {
+Status needEvent(DeviceManager& m, Event* event, const char* fn) {
+  if (event == nullptr || !m.isLiveEvent(event)) {
+    return makeError(ErrorCode::kInvalidHandle, "{}: {} is not a live event", fn,
+                     static_cast<void*>(event));
+  }
+  return Status::Ok();
+}
+
+Deadline execDeadline() {
+  const int seconds = Config::global().execTimeoutS;
+  return seconds == 0 ? Deadline::never() : Deadline::after(std::chrono::seconds(seconds));
+}
+}  // namespace
+
+Status streamCreate(Stream** stream) {
+  return apiCall([&](DeviceManager& m) {
+    if (stream == nullptr) return Status(ErrorCode::kInvalidArgument, "streamCreate: null output");
+    Device* d = nullptr;
+    COHORT_RETURN_IF_ERROR(currentDevice(m, &d));
+    return m.createStream(d, stream);
+  });
+}
+
+Status streamDestroy(Stream* stream) {
+  return apiCall([&](DeviceManager& m) { return m.destroyStream(stream); });
+}
+
+Status streamSynchronize(Stream* stream, long timeoutMs) {
+  return apiCall([&](DeviceManager& m) {
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    return s->synchronize(Deadline::afterMs(timeoutMs));
+  });
+}
+
+Status streamQuery(Stream* stream) {
+  return apiCall([&](DeviceManager& m) {
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    return s->query();
+  });
+}
+
+Status streamClearError(Stream* stream) {
+  return apiCall([&](DeviceManager& m) {
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    s->clearError();
+    return Status::Ok();
+  });
+}
+
+Status streamGetDevice(Stream* stream, int* device) {
+  return apiCall([&](DeviceManager& m) {
+    if (device == nullptr) return Status(ErrorCode::kInvalidArgument, "streamGetDevice: null output");
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    *device = s->device()->id();
+    return Status::Ok();
+  });
+}
+
+Status launchKernel(Stream* stream, Kernel kernel) {
+  return apiCall([&](DeviceManager& m) {
+    if (!kernel) return Status(ErrorCode::kInvalidArgument, "launchKernel: empty kernel");
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    s->enqueue([s, k = std::move(kernel)] { return k(s); });
+    return Status::Ok();
+  });
+}
+
+Status launchCallback(Stream* stream, std::function<void()> callback, CallbackMode mode) {
+  return apiCall([&](DeviceManager& m) {
+    if (!callback) return Status(ErrorCode::kInvalidArgument, "launchCallback: empty callback");
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    if (mode == CallbackMode::kBlocking) {
+      s->enqueue([cb = std::move(callback)] {
+        cb();
+        return Status::Ok();
+      });
+      return Status::Ok();
+    }
+    Device* d = s->device();
+    CallbackRunner* runner = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(d->mu);
+      if (!d->callbacks) d->callbacks = std::make_unique<CallbackRunner>();
+      runner = d->callbacks.get();
+    }
+    s->enqueue([runner, cb = std::move(callback)]() mutable {
+      runner->post(std::move(cb));
+      return Status::Ok();
+    });
+    return Status::Ok();
+  });
+}
+
+Status eventCreate(Event** event) {
+  return apiCall([&](DeviceManager& m) {
+    if (event == nullptr) return Status(ErrorCode::kInvalidArgument, "eventCreate: null output");
+    return m.createEvent(event);
+  });
+}
+
+Status eventDestroy(Event* event) {
+  return apiCall([&](DeviceManager& m) { return m.destroyEvent(event); });
+}
+
+Status eventRecord(Event* event, Stream* stream) {
+  return apiCall([&](DeviceManager& m) {
+    COHORT_RETURN_IF_ERROR(needEvent(m, event, "eventRecord"));
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    std::shared_ptr<EventState> state = event->state();
+    const std::uint64_t generation = state->recorded.fetch_add(1) + 1;
+    s->enqueue([s, state, generation] {
+      state->complete(generation, s->error(), s->name());
+      return Status::Ok();
+    }, /*runAfterError=*/true);
+    return Status::Ok();
+  });
+}
+
+Status streamWaitEvent(Stream* stream, Event* event) {
+  return apiCall([&](DeviceManager& m) {
+    COHORT_RETURN_IF_ERROR(needEvent(m, event, "streamWaitEvent"));
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    std::shared_ptr<EventState> state = event->state();
+    const std::uint64_t generation = state->recorded.load();
+    if (generation == 0) return Status::Ok();  // never recorded: nothing to wait for
+    s->enqueue([s, state, generation] {
+      if (!state->word.waitUntil([&] { return state->done(generation); }, execDeadline())) {
+        return makeError(ErrorCode::kTimeout,
+                         "{} waited longer than COHORT_EXEC_TIMEOUT ({} s) for an event",
+                         s->name(), Config::global().execTimeoutS);
+      }
+      std::lock_guard<std::mutex> lock(state->mu);
+      if (!state->error.ok()) {
+        return makeError(ErrorCode::kTaskFailed, "{} waited on an event recorded on {}, which "
+                         "had failed: {}", s->name(), state->recordedOn, state->error.toString());
+      }
+      return Status::Ok();
+    });
+    return Status::Ok();
+  });
+}
+
+Status eventQuery(Event* event) {
+  return apiCall([&](DeviceManager& m) {
+    COHORT_RETURN_IF_ERROR(needEvent(m, event, "eventQuery"));
+    const auto& state = event->state();
+    if (state->done(state->recorded.load())) return Status::Ok();
+    return Status(ErrorCode::kNotReady, "the event's latest record has not run yet");
+  });
+}
+
+Status eventSynchronize(Event* event, long timeoutMs) {
+  return apiCall([&](DeviceManager& m) {
+    COHORT_RETURN_IF_ERROR(needEvent(m, event, "eventSynchronize"));
+    std::shared_ptr<EventState> state = event->state();
+    const std::uint64_t generation = state->recorded.load();
+    if (!state->word.waitUntil([&] { return state->done(generation); },
+                               Deadline::afterMs(timeoutMs))) {
+      return makeError(ErrorCode::kTimeout, "eventSynchronize timed out after {} ms", timeoutMs);
+    }
+    return Status::Ok();
+  });
+}
+
+Status eventElapsedTime(float* ms, Event* start, Event* end) {
+  return apiCall([&](DeviceManager& m) {
+    if (ms == nullptr) return Status(ErrorCode::kInvalidArgument, "eventElapsedTime: ms is null");
+    COHORT_RETURN_IF_ERROR(needEvent(m, start, "eventElapsedTime(start)"));
+    COHORT_RETURN_IF_ERROR(needEvent(m, end, "eventElapsedTime(end)"));
+    Clock::time_point times[2];
+    Event* events[2] = {start, end};
+    for (int i = 0; i < 2; ++i) {
+      const auto& state = events[i]->state();
+      const std::uint64_t generation = state->recorded.load();
+      if (generation == 0) {
+        return makeError(ErrorCode::kInvalidUsage, "eventElapsedTime: the {} event was never "
+                         "recorded", i == 0 ? "start" : "end");
+      }
+      if (!state->done(generation)) {
+        return makeError(ErrorCode::kNotReady, "eventElapsedTime: the {} event has not "
+                         "completed", i == 0 ? "start" : "end");
+      }
+      std::lock_guard<std::mutex> lock(state->mu);
+      times[i] = state->time;
+    }
+    *ms = std::chrono::duration<float, std::milli>(times[1] - times[0]).count();
+    return Status::Ok();
+  });
+}
+
+Status eventReset(Event* event) {
+  return apiCall([&](DeviceManager& m) {
+    COHORT_RETURN_IF_ERROR(needEvent(m, event, "eventReset"));
+    const auto& state = event->state();
+    std::lock_guard<std::mutex> lock(state->mu);
+    state->recorded.store(0);
+    state->completed.store(0);
+    state->error = Status();
+    return Status::Ok();
+  });
+}
+
+}  // namespace cohort::runtime
