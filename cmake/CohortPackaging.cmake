@@ -1,1 +1,24 @@
-# packaging later
+# Debian packages, split as the CANN toolkit/runtime split asks:
+#   cohort-runtime  the shared libraries and nothing else (production machines)
+#   cohort-dev      headers, CMake package and pkg-config file
+#   cohort-tools    the command-line tools
+# `cpack -G DEB` in the build folder writes the three .deb files.
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME cohort)
+set(CPACK_PACKAGE_VENDOR "Cohort developers")
+set(CPACK_PACKAGE_CONTACT "Cohort developers <cohort@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL runtime dev tools)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME cohort-runtime)
+set(CPACK_DEBIAN_DEV_PACKAGE_NAME cohort-dev)
+set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME cohort-tools)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_TOOLS_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "cohort-runtime (= ${PROJECT_VERSION}), libfmt-dev")
+set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "cohort-runtime (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/common
+    ${PROJECT_BINARY_DIR}/runtime ${PROJECT_BINARY_DIR}/ranktable)
+include(CPack)

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Cohort's two commands (see README.md):
+#   ./dev.sh run    install missing Debian packages (as root), configure, build, run the main job
+#   ./dev.sh test   the same set-up, then the whole test suite; non-zero on any failure
+# Options for test: --quick (the main build's ctest only).
+# Both are incremental: a second run rebuilds only what changed.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+JOBS=${JOBS:-2}
+
+DEPS=(cmake ninja-build g++ make pkg-config file dpkg-dev
+      libboost-dev libboost-system-dev libyaml-cpp-dev nlohmann-json3-dev
+      libgtest-dev libgmock-dev libbenchmark-dev libopenmpi-dev openmpi-bin
+      libibverbs-dev ibverbs-utils libcli11-dev libspdlog-dev libfmt-dev libopenblas-dev
+      clang libclang-rt-14-dev iproute2 procps)
+
+log() { printf '\n== %s\n' "$*"; }
+
+install_deps() {
+  local missing=() p
+  for p in "${DEPS[@]}"; do
+    dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" != 0 ]; then
+    echo "dev.sh: missing Debian packages: ${missing[*]}" >&2
+    echo "dev.sh: run as root once, or: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  log "installing ${missing[*]}"
+  apt-get update -q
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# build DIR [cmake -D options...]: configure once, then build incrementally.
+build() {
+  local dir=$1; shift
+  # One build at a time on this machine, even across shells (the lock is free in CI).
+  exec 9>/tmp/cohort-build.lock
+  flock 9
+  if [ ! -f "$dir/build.ninja" ]; then
+    cmake -S "$ROOT" -B "$dir" -G Ninja "$@"
+  fi
+  cmake --build "$dir" -j "$JOBS"
+  flock -u 9
+}
+
+run_ctest() {
+  local dir=$1; shift
+  ctest --test-dir "$dir" -j "$JOBS" --output-on-failure --timeout 600 "$@"
+}
+
+cmd_run() {
+  install_deps
+  build build
+  log "main job: runtime demo on 4 emulated devices"
+  ./build/examples/runtime_demo "$@"
+}
+
+cmd_test() {
+  local quick=0
+  [ "${1:-}" = "--quick" ] && quick=1
+  install_deps
+  log "build (RelWithDebInfo)"
+  build build
+  log "test suite"
+  run_ctest build
+  [ $quick = 1 ] && return 0
+  log "AddressSanitizer + UBSan build: whole suite"
+  build build-asan -DCOHORT_SANITIZE=address -DCMAKE_BUILD_TYPE=Debug -DCOHORT_BUILD_BENCH=OFF
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run_ctest build-asan -LE nosan
+  log "ThreadSanitizer build: common and runtime suites"
+  build build-tsan -DCOHORT_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug -DCOHORT_BUILD_BENCH=OFF \
+    -DCOHORT_BUILD_EXAMPLES=OFF
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest build-tsan -L tsan
+  if [ -x fuzz/run_fuzzers.sh ]; then
+    log "fuzzers (${FUZZ_SECONDS:-60} s each)"
+    fuzz/run_fuzzers.sh "${FUZZ_SECONDS:-60}"
+  fi
+  log "all tests passed"
+}
+
+case "${1:-}" in
+  run) shift; cmd_run "$@" ;;
+  test) shift; cmd_test "$@" ;;
+  *) echo "usage: ./dev.sh run | test [--quick]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,64 @@
+#include "common/wait.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+namespace cohort {
+namespace {
+
+TEST(WaitWordTest, WakesWaitersInEveryStage) {
+  // Delays that land in the spin, yield and futex stages of the wait.
+  for (int delayUs : {0, 100, 5000}) {
+    WaitWord word;
+    std::atomic<bool> flag{false};
+    std::thread notifier([&] {
+      std::this_thread::sleep_for(std::chrono::microseconds(delayUs));
+      flag = true;
+      word.notifyAll();
+    });
+    EXPECT_TRUE(word.waitUntil([&] { return flag.load(); }, Deadline::after(std::chrono::seconds(10))));
+    notifier.join();
+  }
+}
+
+TEST(WaitWordTest, DeadlineExpires) {
+  WaitWord word;
+  const auto start = Clock::now();
+  EXPECT_FALSE(word.waitUntil([] { return false; }, Deadline::afterMs(50)));
+  const auto waited = Clock::now() - start;
+  EXPECT_GE(waited, std::chrono::milliseconds(50));
+  EXPECT_LT(waited, std::chrono::seconds(2));
+}
+
+TEST(WaitWordTest, ManyWaitersManyRounds) {
+  WaitWord word;
+  std::atomic<int> round{0};
+  constexpr int kRounds = 200;
+  std::vector<std::thread> waiters;
+  std::atomic<int> seen{0};
+  for (int t = 0; t < 4; ++t) {
+    waiters.emplace_back([&] {
+      for (int r = 1; r <= kRounds; ++r) {
+        word.waitUntil([&] { return round.load() >= r; });
+        seen.fetch_add(1);
+      }
+    });
+  }
+  for (int r = 1; r <= kRounds; ++r) {
+    round = r;
+    word.notifyAll();
+  }
+  for (auto& t : waiters) t.join();
+  EXPECT_EQ(seen.load(), 4 * kRounds);
+}
+
+TEST(DeadlineTest, Forms) {
+  EXPECT_TRUE(Deadline::afterMs(-1).isNever());
+  EXPECT_TRUE(Deadline::afterMs(0).expired());
+  EXPECT_FALSE(Deadline::afterMs(10000).expired());
+}
+
+}  // namespace
+}  // namespace cohort

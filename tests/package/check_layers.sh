@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The layering of DESIGN.md: a folder may include only itself and the folders
+# below it (the linker enforces the same through --no-undefined).
+set -euo pipefail
+src=$1
+declare -A allowed=(
+  [common]="common"
+  [runtime]="common runtime"
+  [ranktable]="common ranktable"
+  [transport]="common runtime transport"
+  [collective]="common runtime ranktable transport collective"
+  [launcher]="common ranktable transport launcher"
+)
+bad=0
+for folder in "${!allowed[@]}"; do
+  [ -d "$src/$folder" ] || continue
+  while IFS= read -r line; do
+    file=${line%%:*}
+    inc=$(sed -E 's/.*#include "([^/"]+)\/.*/\1/' <<<"$line")
+    [ "$inc" = cohort ] && continue
+    ok=0
+    for a in ${allowed[$folder]}; do [ "$inc" = "$a" ] && ok=1; done
+    if [ $ok = 0 ]; then
+      echo "layering: $file includes $inc/ (allowed: ${allowed[$folder]})"
+      bad=1
+    fi
+  done < <(grep -rn '#include "[^"]*/' "$src/$folder" --include='*.h' --include='*.cc' || true)
+done
+# Public headers include only public headers.
+if grep -rn '#include "' "$src/include/cohort" | grep -v '#include "cohort/'; then
+  echo "layering: a public header includes a private one"; bad=1
+fi
+[ $bad = 0 ] && echo "layering OK"
+exit $bad

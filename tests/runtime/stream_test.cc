@@ -1,0 +1,213 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "cohort/runtime.h"
+#include "test_util.h"
+
+namespace cohort::runtime {
+namespace {
+
+class StreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK(setDevice(0));
+    ASSERT_OK(streamCreate(&stream_));
+  }
+  void TearDown() override {
+    ASSERT_OK(streamDestroy(stream_));
+    ASSERT_OK(resetDevice(0));
+  }
+  Stream* stream_ = nullptr;
+};
+
+TEST_F(StreamTest, TasksRunInOrderOnTheStreamsDevice) {
+  std::vector<int> order;
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_OK(launchKernel(stream_, [&order, i](Stream* s) {
+      int device = -1;
+      EXPECT_OK(getDevice(&device));
+      EXPECT_EQ(device, 0);
+      order.push_back(i);
+      return Status::Ok();
+    }));
+  }
+  ASSERT_OK(streamSynchronize(stream_));
+  ASSERT_EQ(order.size(), 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
+}
+
+TEST_F(StreamTest, AsyncCopiesAndKernelsAreOrdered) {
+  constexpr std::size_t n = 1 << 16;
+  void *d = nullptr, *h = nullptr;
+  ASSERT_OK(deviceMalloc(&d, n * sizeof(int)));
+  ASSERT_OK(hostMalloc(&h, n * sizeof(int)));
+  auto* host = static_cast<int*>(h);
+  for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<int>(i);
+  ASSERT_OK(memcpyAsync(d, n * sizeof(int), h, n * sizeof(int), MemcpyKind::kHostToDevice, stream_));
+  ASSERT_OK(launchKernel(stream_, [d](Stream*) {
+    auto* x = static_cast<int*>(d);
+    for (std::size_t i = 0; i < n; ++i) x[i] = x[i] * 2 + 1;
+    return Status::Ok();
+  }));
+  ASSERT_OK(memsetAsync(h, n * sizeof(int), 0, n * sizeof(int), stream_));
+  ASSERT_OK(memcpyAsync(h, n * sizeof(int), d, n * sizeof(int), MemcpyKind::kDeviceToHost, stream_));
+  ASSERT_OK(streamSynchronize(stream_));
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(host[i], static_cast<int>(2 * i + 1)) << i;
+  ASSERT_OK(deviceFree(d));
+  ASSERT_OK(hostFree(h));
+}
+
+TEST_F(StreamTest, AsyncArgumentErrorsAreImmediateNotSticky) {
+  void* d = nullptr;
+  ASSERT_OK(deviceMalloc(&d, 64));
+  std::vector<char> host(128);
+  EXPECT_ERROR(memcpyAsync(d, 64, host.data(), 128, MemcpyKind::kHostToDevice, stream_),
+               kSizeOverflow, "destMax");
+  EXPECT_ERROR(memsetAsync(d, 128, 0, 128, stream_), kSizeOverflow, "overrun");
+  ASSERT_OK(streamSynchronize(stream_));  // the stream itself is fine
+  ASSERT_OK(deviceFree(d));
+}
+
+TEST_F(StreamTest, AFailedTaskIsStickyAndLaterTasksAreSkipped) {
+  std::atomic<bool> laterRan{false};
+  ASSERT_OK(launchKernel(stream_, [](Stream*) {
+    return Status(ErrorCode::kInternal, "kernel exploded");
+  }));
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    laterRan = true;
+    return Status::Ok();
+  }));
+  EXPECT_ERROR(streamSynchronize(stream_), kInternal, "kernel exploded");
+  EXPECT_ERROR(streamQuery(stream_), kInternal, "kernel exploded");
+  EXPECT_ERROR(streamSynchronize(stream_), kInternal, "kernel exploded");  // sticky
+  EXPECT_FALSE(laterRan.load());
+  ASSERT_OK(streamClearError(stream_));
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    laterRan = true;
+    return Status::Ok();
+  }));
+  ASSERT_OK(streamSynchronize(stream_));
+  EXPECT_TRUE(laterRan.load());
+}
+
+TEST_F(StreamTest, AnExceptionInAKernelFailsTheStream) {
+  ASSERT_OK(launchKernel(stream_, [](Stream*) -> Status { throw std::runtime_error("boom"); }));
+  EXPECT_ERROR(streamSynchronize(stream_), kTaskFailed, "threw: boom");
+}
+
+TEST_F(StreamTest, SynchronizeTimesOutAndQueryReportsPending) {
+  std::atomic<bool> release{false};
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return Status::Ok();
+  }));
+  EXPECT_ERROR(streamQuery(stream_), kNotReady, "pending");
+  EXPECT_ERROR(streamSynchronize(stream_, 30), kTimeout, "1 task(s) pending");
+  EXPECT_ERROR(streamSynchronize(stream_, 0), kTimeout, "timed out");
+  release = true;
+  ASSERT_OK(streamSynchronize(stream_, 5000));
+  ASSERT_OK(streamQuery(stream_));
+}
+
+TEST_F(StreamTest, DestroyWaitsForQueuedWork) {
+  Stream* s = nullptr;
+  ASSERT_OK(streamCreate(&s));
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_OK(launchKernel(s, [&](Stream*) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      ran++;
+      return Status::Ok();
+    }));
+  }
+  ASSERT_OK(streamDestroy(s));
+  EXPECT_EQ(ran.load(), 5);
+  EXPECT_ERROR(streamSynchronize(s), kInvalidHandle, "not a live stream");
+  EXPECT_ERROR(launchKernel(s, [](Stream*) { return Status::Ok(); }), kInvalidHandle, "live stream");
+  EXPECT_ERROR(streamDestroy(s), kInvalidHandle, "not a live stream");
+}
+
+TEST_F(StreamTest, TheDefaultStreamIsNullAndCannotBeDestroyed) {
+  std::atomic<bool> ran{false};
+  ASSERT_OK(launchKernel(nullptr, [&](Stream*) {
+    ran = true;
+    return Status::Ok();
+  }));
+  ASSERT_OK(streamSynchronize(nullptr));
+  EXPECT_TRUE(ran.load());
+  EXPECT_ERROR(streamDestroy(nullptr), kInvalidHandle, "not a live stream");
+  int device = -1;
+  ASSERT_OK(streamGetDevice(stream_, &device));
+  EXPECT_EQ(device, 0);
+}
+
+TEST_F(StreamTest, StreamsOfOneDeviceRunConcurrently) {
+  // Each kernel waits for the other to start: only concurrent streams finish.
+  Stream* other = nullptr;
+  ASSERT_OK(streamCreate(&other));
+  std::atomic<int> started{0};
+  auto kernel = [&](Stream*) {
+    started++;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (started.load() < 2) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        return Status(ErrorCode::kTimeout, "the other stream never started");
+      }
+      std::this_thread::yield();
+    }
+    return Status::Ok();
+  };
+  ASSERT_OK(launchKernel(stream_, kernel));
+  ASSERT_OK(launchKernel(other, kernel));
+  ASSERT_OK(streamSynchronize(stream_));
+  ASSERT_OK(streamSynchronize(other));
+  ASSERT_OK(streamDestroy(other));
+}
+
+TEST_F(StreamTest, BlockingCallbacksHoldTheStreamNonBlockingOnesDoNot) {
+  std::atomic<int> step{0};
+  ASSERT_OK(launchCallback(stream_, [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    step = 1;
+  }, CallbackMode::kBlocking));
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    EXPECT_EQ(step.load(), 1);  // ran after the blocking callback finished
+    return Status::Ok();
+  }));
+  std::atomic<bool> release{false};
+  std::atomic<bool> callbackDone{false};
+  ASSERT_OK(launchCallback(stream_, [&] {
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    callbackDone = true;
+  }, CallbackMode::kNonBlocking));
+  // The stream goes on while the non-blocking callback is still waiting.
+  ASSERT_OK(streamSynchronize(stream_, 10000));
+  EXPECT_FALSE(callbackDone.load());
+  release = true;
+  for (int i = 0; i < 10000 && !callbackDone.load(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(callbackDone.load());
+}
+
+TEST_F(StreamTest, BadArguments) {
+  EXPECT_ERROR(launchKernel(stream_, nullptr), kInvalidArgument, "empty kernel");
+  EXPECT_ERROR(launchCallback(stream_, nullptr, CallbackMode::kBlocking), kInvalidArgument,
+               "empty callback");
+  EXPECT_ERROR(streamCreate(nullptr), kInvalidArgument, "null");
+  int bogus = 0;
+  EXPECT_ERROR(streamQuery(reinterpret_cast<Stream*>(&bogus)), kInvalidHandle, "live stream");
+}
+
+TEST(StreamNoDeviceTest, DefaultStreamNeedsACurrentDevice) {
+  EXPECT_ERROR(streamSynchronize(nullptr), kInvalidDevice, "setDevice");
+  Stream* s = nullptr;
+  EXPECT_ERROR(streamCreate(&s), kInvalidDevice, "setDevice");
+}
+
+}  // namespace
+}  // namespace cohort::runtime
