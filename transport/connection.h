@@ -1,0 +1,74 @@
+// A connection to one peer: an ordered, reliable, bidirectional stream of
+// messages. Operations are posted (non-blocking) and advanced by progress() from
+// the thread that drives the collective, so a send and a receive of one step (a
+// ring's) move together without a progress thread. Every message carries its
+// size: a receive posted for a different size fails with kMismatch on both ends
+// rather than corrupting memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "cohort/status.h"
+#include "common/wait.h"
+
+namespace cohort::transport {
+
+/// dst[i] = a[i] (op) b[i] for `bytes` bytes (a multiple of elementSize). The
+/// transport calls it on chunks as they arrive; dst may alias a.
+struct Reduction {
+  void (*fn)(void* dst, const void* a, const void* b, std::size_t bytes, const void* context);
+  const void* context;
+  std::size_t elementSize;
+};
+
+/// What a connection sleeps on when the executor has spun long enough.
+struct WaitHint {
+  int fd = -1;                               // poll() for POLLIN (tcp)
+  std::atomic<std::uint32_t>* word = nullptr;  // futex word (shm)
+  std::uint32_t wordValue = 0;               // sleep while *word == wordValue
+};
+
+/// Not thread-safe: one thread posts and progresses. Lifetime: owned by the
+/// communicator; closing it tells the peer.
+class Connection {
+ public:
+  virtual ~Connection() = default;
+
+  virtual int peer() const = 0;
+  /// "shm", "tcp" or "rdma".
+  virtual const char* kind() const = 0;
+  /// "10.0.0.2:60001" or "same node (pid 1234)", for errors and link reports.
+  virtual std::string describe() const = 0;
+
+  /// Queues a message. `data` must stay valid until sendsCompleted() passes it.
+  virtual Status postSend(const void* data, std::size_t bytes) = 0;
+  /// Queues the receive of the next message, exactly `bytes` long, into dst. With
+  /// `reduce`, dst = accumulate (op) message instead (accumulate may equal dst).
+  virtual Status postRecv(void* dst, std::size_t bytes, const Reduction* reduce = nullptr,
+                          const void* accumulate = nullptr) = 0;
+  /// Advances posted operations without blocking. An error (peer closed, reset,
+  /// died, size mismatch) is sticky: later calls return it too.
+  virtual Status progress() = 0;
+
+  /// Monotonic counts: operation k (from 1) is done when the count reaches k.
+  virtual std::uint64_t sendsPosted() const = 0;
+  virtual std::uint64_t sendsCompleted() const = 0;
+  virtual std::uint64_t recvsPosted() const = 0;
+  virtual std::uint64_t recvsCompleted() const = 0;
+  bool idle() const {
+    return sendsCompleted() == sendsPosted() && recvsCompleted() == recvsPosted();
+  }
+
+  /// What to sleep on while waiting for this connection.
+  virtual WaitHint waitHint() = 0;
+};
+
+/// Posts nothing; drives `conns` until all are idle, spinning, then yielding, then
+/// sleeping on their wait hints. On the deadline: kTimeout naming the peer(s)
+/// still pending and `what` (the operation and step).
+Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
+                const std::string& what);
+
+}  // namespace cohort::transport

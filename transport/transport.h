@@ -1,0 +1,56 @@
+// A transport makes connections of one kind (shm, tcp, rdma). For each peer pair
+// the transports are tried in priority order and the first that accepts is used;
+// every rejection reason is kept, so "no transport" errors say why (as NCCL's
+// selectTransport). Connecting is two-phase: setup() returns an opaque blob that
+// the bootstrap exchanges; connect() reads the peer's blob.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/bootstrap.h"
+#include "transport/connection.h"
+#include "transport/handshake.h"
+#include "transport/link_report.h"
+#include "transport/peer_info.h"
+
+namespace cohort::transport {
+
+/// What every transport of a communicator shares: identity, token, deadlines.
+struct TransportContext {
+  int rank = -1;
+  int size = 0;
+  PeerInfo self;
+  JobToken token;
+  Deadline connectDeadline = Deadline::never();
+};
+
+/// One instance per communicator rank. Not thread-safe.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  /// Empty when this transport can link us to `peer`, else why not.
+  virtual std::string rejectReason(const PeerInfo& peer) const = 0;
+  /// Phase 1: prepare (listen, map) and describe how peers reach us.
+  virtual Status setup(Bytes* blob) = 0;
+  /// Phase 2: connect to `peer` from its blob. Both ranks of a pair call it; the
+  /// transport decides who dials. May be called for several peers in any order.
+  virtual Status connect(const PeerInfo& peer, const Bytes& peerBlob,
+                         std::unique_ptr<Connection>* out) = 0;
+};
+
+/// Builds the transports available here, in priority order (shm, rdma, tcp),
+/// honouring COHORT_TRANSPORT. The per-kind factories live in their subfolders.
+Status makeTransports(const TransportContext& context,
+                      std::vector<std::unique_ptr<Transport>>* out);
+
+/// Connects this rank to every rank in `peers` (all ranks call it with their own
+/// lists), choosing the transport per pair; fills `out` (indexed by rank, null for
+/// self/absent) and `report`. Errors name both ranks and every rejection.
+Status connectPeers(const TransportContext& context, Bootstrap& bootstrap,
+                    const std::vector<PeerInfo>& everyone, const std::vector<int>& peers,
+                    std::vector<std::unique_ptr<Connection>>* out, LinkReport* report);
+
+}  // namespace cohort::transport
