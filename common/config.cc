@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cctype>
 #include <functional>
 #include <sstream>
 
@@ -170,6 +171,121 @@ const std::vector<Var>& vars() {
   return kVars;
 }
 
+bool lowerEquals(const std::string& a, const char* b) {
+  std::string l;
+  for (char c : a) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return l == b;
+}
+
+const Var& findVar(const char* name) {
+  for (const auto& v : vars()) {
+    if (std::string(v.name) == name) return v;
+  }
+  std::abort();  // a name of the table above: a programming error
+}
+
+// HCCL's and ACL's variables, with HCCL's documented ranges; each applies only
+// when the COHORT_* variable it stands for is not set.
+struct Alias {
+  Var var;
+  const char* cohortName;  // the variable that wins when both are set
+};
+
+const std::vector<Alias>& aliases() {
+  static const std::vector<Alias> kAliases = {
+      {intVar("HCCL_CONNECT_TIMEOUT", "an integer in [120, 7200]", 120, 7200,
+              &Config::connectTimeoutS), "COHORT_CONNECT_TIMEOUT"},
+      {intVar("HCCL_EXEC_TIMEOUT", "an integer in [0, 2147483647]", 0, 2147483647,
+              &Config::execTimeoutS), "COHORT_EXEC_TIMEOUT"},
+      {stringVar("HCCL_IF_IP", &Config::ifIp), "COHORT_IF_IP"},
+      {stringVar("HCCL_SOCKET_IFNAME", &Config::socketIfname), "COHORT_SOCKET_IFNAME"},
+      {intVar("HCCL_IF_BASE_PORT", "an integer in [1024, 65520]", 1024, 65520,
+              &Config::ifBasePort), "COHORT_IF_BASE_PORT"},
+      {Var{"HCCL_BUFFSIZE", "an integer number of MB, at least 1",
+           [](Config& c, const std::string& v) {
+             int mb = 0;
+             if (!parseInt(v, 1, 1 << 20, &mb)) return false;
+             c.buffSize = static_cast<std::uint64_t>(mb) << 20;
+             return true;
+           },
+           [](const Config& c) { return std::to_string(c.buffSize >> 20); }}, "COHORT_BUFFSIZE"},
+      {stringVar("HCCL_ALGO", &Config::hcclAlgo), "COHORT_ALGO"},
+      {Var{"HCCL_DETERMINISTIC", "false, true or strict",
+           [](Config& c, const std::string& v) {
+             if (lowerEquals(v, "false")) c.deterministic = false;
+             else if (lowerEquals(v, "true") || lowerEquals(v, "strict")) c.deterministic = true;
+             else return false;
+             return true;
+           },
+           [](const Config& c) { return std::string(c.deterministic ? "true" : "false"); }},
+       "COHORT_DETERMINISTIC"},
+      {intVar("HCCL_RDMA_TC", "an integer in [0, 255], a multiple of 4", 0, 255, &Config::rdmaTc),
+       "COHORT_RDMA_TC"},
+      {intVar("HCCL_RDMA_SL", "an integer in [0, 7]", 0, 7, &Config::rdmaSl), "COHORT_RDMA_SL"},
+      {intVar("HCCL_RDMA_TIMEOUT", "an integer in [5, 24]", 5, 24, &Config::rdmaTimeout),
+       "COHORT_RDMA_TIMEOUT"},
+      {intVar("HCCL_RDMA_RETRY_CNT", "an integer in [1, 7]", 1, 7, &Config::rdmaRetryCnt),
+       "COHORT_RDMA_RETRY_CNT"},
+      {Var{"ASCEND_RT_VISIBLE_DEVICES", "a comma-separated list of distinct device ids",
+           findVar("COHORT_VISIBLE_DEVICES").set, findVar("COHORT_VISIBLE_DEVICES").show},
+       "COHORT_VISIBLE_DEVICES"},
+      {Var{"ASCEND_GLOBAL_LOG_LEVEL", "an integer in [0, 4] (0 debug, 1 info, 2 warning, 3 error, 4 null)",
+           [](Config& c, const std::string& v) {
+             int level = 0;
+             if (!parseInt(v, 0, 4, &level)) return false;
+             c.logLevel = static_cast<LogLevel>(level);
+             return true;
+           },
+           [](const Config& c) { return std::to_string(static_cast<int>(c.logLevel)); }},
+       "COHORT_LOG_LEVEL"},
+      {Var{"ASCEND_SLOG_PRINT_TO_STDOUT", "0 or 1",
+           [](Config& c, const std::string& v) {
+             if (v != "0" && v != "1") return false;
+             c.logToStdout = v == "1";
+             return true;
+           },
+           [](const Config& c) { return std::string(c.logToStdout ? "1" : "0"); }}, ""},
+  };
+  return kAliases;
+}
+
+// HCCL_INTRA_PCIE_ENABLE x HCCL_INTRA_ROCE_ENABLE (HCCL's table), and the
+// whitelist pair.
+void parseHcclLinks(const std::map<std::string, std::string>& env, Config& c) {
+  auto get = [&](const char* n) -> const std::string* {
+    auto it = env.find(n);
+    return it == env.end() ? nullptr : &it->second;
+  };
+  const std::string* pcie = get("HCCL_INTRA_PCIE_ENABLE");
+  const std::string* roce = get("HCCL_INTRA_ROCE_ENABLE");
+  auto bad = [&](const char* name, const std::string& v, const char* expected) {
+    c.errors.push_back(fmt::format("Value '{}' for environment variable {} is invalid. "
+                                   "Expected value: {}.", v, name, expected));
+  };
+  for (auto [name, v] : {std::pair{"HCCL_INTRA_PCIE_ENABLE", pcie}, {"HCCL_INTRA_ROCE_ENABLE", roce}}) {
+    if (v != nullptr && *v != "0" && *v != "1") bad(name, *v, "0 or 1");
+  }
+  if (pcie != nullptr && roce != nullptr && *pcie == "1" && *roce == "1") {
+    bad("HCCL_INTRA_ROCE_ENABLE", *roce, "0 or 1 (but not both 1)");
+  } else if (pcie != nullptr && *pcie == "0" && roce == nullptr) {
+    bad("HCCL_INTRA_PCIE_ENABLE", *pcie, "1 when HCCL_INTRA_ROCE_ENABLE is not set");
+  } else if (roce != nullptr && *roce == "0" && pcie == nullptr) {
+    bad("HCCL_INTRA_ROCE_ENABLE", *roce, "1 when HCCL_INTRA_PCIE_ENABLE is not set");
+  } else if (roce != nullptr && *roce == "1" && env.count("COHORT_TRANSPORT") == 0) {
+    c.transport = "tcp";  // intra-server traffic over the network, not the PCIe (shm) link
+  }
+  const std::string* disable = get("HCCL_WHITELIST_DISABLE");
+  if (disable != nullptr && *disable != "0" && *disable != "1") bad("HCCL_WHITELIST_DISABLE", *disable, "0 or 1");
+  const std::string* file = get("HCCL_WHITELIST_FILE");
+  if (disable != nullptr && *disable == "0" && env.count("COHORT_WHITELIST_FILE") == 0) {
+    if (file == nullptr || file->empty()) {
+      bad("HCCL_WHITELIST_DISABLE", *disable, "1, or 0 together with HCCL_WHITELIST_FILE");
+    } else {
+      c.whitelistFile = *file;
+    }
+  }
+}
+
 // Variables set by the launcher or read by other layers, not configuration.
 bool isKnownNonConfig(const std::string& name) {
   static const char* kNames[] = {"COHORT_ROOT_INFO", "COHORT_DEVICE_ID", "COHORT_STORE_ADDR",
@@ -219,6 +335,22 @@ Config Config::parse(const std::map<std::string, std::string>& env) {
                                           it->second, var.name, var.expected));
     }
   }
+  for (const auto& alias : aliases()) {
+    auto it = env.find(alias.var.name);
+    if (it == env.end()) continue;
+    if (alias.cohortName[0] != '\0' && env.count(alias.cohortName) != 0) continue;
+    if (!alias.var.set(config, it->second)) {
+      config.errors.push_back(fmt::format("Value '{}' for environment variable {} is invalid. "
+                                          "Expected value: {}.",
+                                          it->second, alias.var.name, alias.var.expected));
+    }
+  }
+  if (env.count("HCCL_RDMA_TC") != 0 && config.rdmaTc % 4 != 0) {
+    config.errors.push_back(fmt::format("Value '{}' for environment variable HCCL_RDMA_TC is "
+                                        "invalid. Expected value: a multiple of 4 in [0, 255].",
+                                        env.at("HCCL_RDMA_TC")));
+  }
+  parseHcclLinks(env, config);
   for (const auto& [name, value] : env) {
     if (name.rfind("COHORT_", 0) != 0 || isKnownNonConfig(name)) continue;
     bool known = false;

@@ -21,6 +21,7 @@ struct Config {
   LogLevel logLevel = LogLevel::kWarn;
   std::vector<std::string> logSubsystems;  ///< empty = all; "^x" entries exclude
   std::string logDir;                      ///< one log file per process when set
+  bool logToStdout = false;                ///< ASCEND_SLOG_PRINT_TO_STDOUT=1
   // Devices.
   int deviceCount = 8;                 ///< emulated devices per node
   std::vector<int> visibleDevices;     ///< physical ids; empty = all
@@ -46,6 +47,7 @@ struct Config {
   std::string linkCheck = "basic";  ///< off | basic | full
   // Collectives.
   std::string algo;                    ///< "allreduce=ring;allgather=mesh"
+  std::string hcclAlgo;                ///< HCCL_ALGO, in HCCL's syntax
   std::uint64_t buffSize = 200ull << 20;
   bool deterministic = false;
   // Identity, security, tracing.
@@ -60,6 +62,8 @@ struct Config {
   std::vector<std::string> warnings;
 
   /// Parses a variable map (name -> value). Never fails: problems go to errors.
+  /// HCCL_* and ASCEND_* variables are honoured with HCCL's ranges where the
+  /// matching COHORT_* variable is not set.
   static Config parse(const std::map<std::string, std::string>& env);
   /// The process environment, read once.
   static const Config& global();

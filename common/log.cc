@@ -41,7 +41,11 @@ spdlog::level::level_enum toSpd(LogLevel level) {
 
 void configureLocked(State& state, const Config& config) {
   std::vector<spdlog::sink_ptr> sinks;
-  sinks.push_back(std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  if (config.logToStdout) {
+    sinks.push_back(std::make_shared<spdlog::sinks::stdout_sink_mt>());
+  } else {
+    sinks.push_back(std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  }
   std::string fileError;
   if (!config.logDir.empty()) {
     std::string path = fmt::format("{}/cohort_{}.log", config.logDir, ::getpid());

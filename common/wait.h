@@ -53,6 +53,16 @@ class WaitWord {
     if (sleepers_.load(std::memory_order_seq_cst) > 0) futexWakeAll(&seq_);
   }
 
+  /// For callers that check their own condition: take a snapshot, check the
+  /// condition, then sleep(snapshot) returns once notifyAll() ran after the
+  /// snapshot (or the deadline, or at most 100 ms passed).
+  std::uint32_t snapshot() const { return seq_.load(std::memory_order_seq_cst); }
+  void sleep(std::uint32_t snapshot, Deadline deadline) {
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    if (seq_.load(std::memory_order_seq_cst) == snapshot) futexWait(&seq_, snapshot, deadline);
+    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+
   /// Returns true once ready() holds, false if the deadline passes first.
   template <typename Ready>
   bool waitUntil(Ready&& ready, Deadline deadline = Deadline::never()) {

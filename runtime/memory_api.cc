@@ -235,25 +235,87 @@ Status decodeIpcHandle(const MemHandle& handle, IpcHandle* out) {
   return Status::Ok();
 }
 
+namespace {
+// The pool a pointer lies in: a device's, or the pinned host pool (device -1).
+MemoryPool* poolOf(DeviceManager& m, const PointerInfo& info, int* physicalDevice) {
+  if (info.kind == PointerInfo::Kind::kPinnedHost) {
+    *physicalDevice = -1;
+    return m.hostPool();
+  }
+  Device* d = nullptr;
+  if (info.kind != PointerInfo::Kind::kDevice || !m.device(info.device, &d).ok()) return nullptr;
+  *physicalDevice = d->physicalId();
+  return d->pool();
+}
+
+MemHandle makeHandle(const MemoryPool& pool, std::uint64_t offset, std::uint64_t size,
+                     int physicalDevice) {
+  IpcHandle h{};
+  h.magic = kIpcMagic;
+  h.version = kIpcVersion;
+  h.pid = static_cast<std::int32_t>(getpid());
+  h.fd = pool.fd();
+  h.offset = offset;
+  h.size = size;
+  h.physicalDevice = physicalDevice;
+  return encodeIpcHandle(h);
+}
+}  // namespace
+
 Status memExport(void* devPtr, MemHandle* handle) {
   return apiCall([&](DeviceManager& m) {
     if (handle == nullptr) return Status(ErrorCode::kInvalidArgument, "memExport: null output");
     const PointerInfo info = m.classify(devPtr);
-    if (info.kind != PointerInfo::Kind::kDevice || !info.live || info.base != devPtr) {
+    int physical = -1;
+    MemoryPool* pool = poolOf(m, info, &physical);
+    if (pool == nullptr || !info.live || info.base != devPtr) {
       return makeError(ErrorCode::kInvalidPointer,
                        "memExport: {} is not the start of a live device allocation", devPtr);
     }
-    Device* d = nullptr;
-    COHORT_RETURN_IF_ERROR(m.device(info.device, &d));
-    IpcHandle h{};
-    h.magic = kIpcMagic;
-    h.version = kIpcVersion;
-    h.pid = static_cast<std::int32_t>(getpid());
-    h.fd = d->pool()->fd();
-    h.offset = static_cast<std::uint64_t>(info.base - d->pool()->base());
-    h.size = info.size;
-    h.physicalDevice = d->physicalId();
-    *handle = encodeIpcHandle(h);
+    *handle = makeHandle(*pool, static_cast<std::uint64_t>(info.base - pool->base()), info.size,
+                         physical);
+    return Status::Ok();
+  });
+}
+
+Status memExportSegment(int device, MemHandle* handle, void** base) {
+  return apiCall([&](DeviceManager& m) {
+    if (handle == nullptr) {
+      return Status(ErrorCode::kInvalidArgument, "memExportSegment: null output");
+    }
+    MemoryPool* pool = m.hostPool();
+    int physical = -1;
+    if (device >= 0) {
+      Device* d = nullptr;
+      COHORT_RETURN_IF_ERROR(m.device(device, &d));
+      pool = d->pool();
+      physical = d->physicalId();
+      if (pool == nullptr) {
+        return makeError(ErrorCode::kInvalidDevice, "memExportSegment: device {} is not set",
+                         device);
+      }
+    }
+    *handle = makeHandle(*pool, 0, pool->capacity(), physical);
+    if (base != nullptr) *base = pool->base();
+    return Status::Ok();
+  });
+}
+
+Status memSegmentOffset(const void* ptr, int* device, std::uint64_t* offset) {
+  return apiCall([&](DeviceManager& m) {
+    if (device == nullptr || offset == nullptr) {
+      return Status(ErrorCode::kInvalidArgument, "memSegmentOffset: null output");
+    }
+    const PointerInfo info = m.classify(ptr);
+    int physical = -1;
+    MemoryPool* pool = poolOf(m, info, &physical);
+    if (pool == nullptr) {
+      return makeError(ErrorCode::kInvalidPointer,
+                       "memSegmentOffset: {} is {}, not in a device or pinned segment", ptr,
+                       info.label);
+    }
+    *device = info.kind == PointerInfo::Kind::kPinnedHost ? -1 : info.device;
+    *offset = static_cast<std::uint64_t>(static_cast<const char*>(ptr) - pool->base());
     return Status::Ok();
   });
 }

@@ -147,8 +147,9 @@ Status streamWaitEvent(Stream* stream, Event* event) {
       }
       std::lock_guard<std::mutex> lock(state->mu);
       if (!state->error.ok()) {
-        return makeError(ErrorCode::kTaskFailed, "{} waited on an event recorded on {}, which "
-                         "had failed: {}", s->name(), state->recordedOn, state->error.toString());
+        // Keep the original code: the caller wants "remote error", not "task failed".
+        return makeError(state->error.code(), "{} waited on an event recorded on {}, which "
+                         "had failed: {}", s->name(), state->recordedOn, state->error.message());
       }
       return Status::Ok();
     });

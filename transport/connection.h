@@ -23,11 +23,13 @@ struct Reduction {
   std::size_t elementSize;
 };
 
-/// What a connection sleeps on when the executor has spun long enough.
+/// What a connection sleeps on when the executor has spun long enough: a socket
+/// to poll() for POLLIN (tcp), or a WaitWord to sleep(snapshot) on (shm; the
+/// snapshot is taken when the hint is made, before the caller's last check).
 struct WaitHint {
-  int fd = -1;                               // poll() for POLLIN (tcp)
-  std::atomic<std::uint32_t>* word = nullptr;  // futex word (shm)
-  std::uint32_t wordValue = 0;               // sleep while *word == wordValue
+  int fd = -1;
+  WaitWord* word = nullptr;
+  std::uint32_t snapshot = 0;
 };
 
 /// Not thread-safe: one thread posts and progresses. Lifetime: owned by the

@@ -21,6 +21,9 @@ struct PeerInfo {
   std::string address;      // the interface address its TCP listener uses
   std::uint32_t libraryVersion = 0;
   std::uint32_t protocolVersion = 0;
+  /// Position among the communicator's ranks of the same node (not sent: computed
+  /// by connectPeers from everyone's hostId).
+  int localIndex = -1;
 
   Bytes encode() const;
   static Status decode(const Bytes& bytes, PeerInfo* out);

@@ -46,11 +46,21 @@ class Transport {
 Status makeTransports(const TransportContext& context,
                       std::vector<std::unique_ptr<Transport>>* out);
 
-/// Connects this rank to every rank in `peers` (all ranks call it with their own
-/// lists), choosing the transport per pair; fills `out` (indexed by rank, null for
-/// self/absent) and `report`. Errors name both ranks and every rejection.
+/// Connects this rank to every rank in `peers` (every rank calls it, each with
+/// its own list; the lists must be symmetric), choosing the transport per pair;
+/// fills `out` (indexed by rank, null for self/absent), `report` (one link check
+/// per connection, per COHORT_LINK_CHECK) and `transports` (which own shared state
+/// the connections use: keep them alive as long as the connections). Errors name
+/// both ranks and every rejection.
 Status connectPeers(const TransportContext& context, Bootstrap& bootstrap,
                     const std::vector<PeerInfo>& everyone, const std::vector<int>& peers,
-                    std::vector<std::unique_ptr<Connection>>* out, LinkReport* report);
+                    std::vector<std::unique_ptr<Connection>>* out, LinkReport* report,
+                    std::vector<std::unique_ptr<Transport>>* transports);
+
+/// The link check over already connected peers (sorted ranks; pairs probe in that
+/// order on every rank, so the ping-pongs never wait on each other in a cycle).
+Status probeAll(const TransportContext& context,
+                std::vector<std::unique_ptr<Connection>>& conns, const std::vector<int>& sorted,
+                LinkReport* report);
 
 }  // namespace cohort::transport

@@ -109,8 +109,16 @@ Status pointerGetAttributes(const void* ptr, PointerAttributes* attributes);
 struct MemHandle {
   std::uint8_t bytes[64];
 };
-/// Exports the allocation that starts at devPtr.
+/// Exports the allocation that starts at devPtr (device or pinned host memory).
 Status memExport(void* devPtr, MemHandle* handle);
+/// Exports a whole segment: a device's memory (device >= 0) or the pinned host
+/// pool (device = -1), so a peer maps it once and addresses any buffer in it by
+/// offset (the shared-memory transport does this). `base` (optional) receives
+/// the segment's address in this process.
+Status memExportSegment(int device, MemHandle* handle, void** base = nullptr);
+/// The segment (device, or -1 for pinned host) and offset a pointer lies at;
+/// kInvalidPointer for memory outside every segment (plain host memory).
+Status memSegmentOffset(const void* ptr, int* device, std::uint64_t* offset);
 /// Maps a buffer exported by another process (or this one); *ptr aliases it.
 Status memImport(const MemHandle& handle, void** ptr);
 /// Unmaps an imported buffer.

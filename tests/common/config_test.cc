@@ -83,3 +83,79 @@ TEST(ConfigTest, DescribeListsEveryVariable) {
 
 }  // namespace
 }  // namespace cohort
+
+namespace cohort {
+namespace {
+
+TEST(HcclConfigTest, HcclVariablesMapOntoCohortsWithHcclRanges) {
+  Config c = Config::parse({{"HCCL_CONNECT_TIMEOUT", "300"},
+                            {"HCCL_EXEC_TIMEOUT", "0"},
+                            {"HCCL_IF_IP", "10.1.2.3"},
+                            {"HCCL_SOCKET_IFNAME", "^=eth0"},
+                            {"HCCL_IF_BASE_PORT", "61000"},
+                            {"HCCL_BUFFSIZE", "64"},
+                            {"HCCL_ALGO", "level0:NA;level1:ring"},
+                            {"HCCL_DETERMINISTIC", "TRUE"},
+                            {"HCCL_RDMA_TC", "104"},
+                            {"ASCEND_RT_VISIBLE_DEVICES", "2,3"},
+                            {"ASCEND_GLOBAL_LOG_LEVEL", "1"},
+                            {"ASCEND_SLOG_PRINT_TO_STDOUT", "1"}});
+  ASSERT_TRUE(c.errors.empty()) << c.status().toString();
+  EXPECT_EQ(c.connectTimeoutS, 300);
+  EXPECT_EQ(c.execTimeoutS, 0);
+  EXPECT_EQ(c.ifIp, "10.1.2.3");
+  EXPECT_EQ(c.socketIfname, "^=eth0");
+  EXPECT_EQ(c.ifBasePort, 61000);
+  EXPECT_EQ(c.buffSize, 64ull << 20);
+  EXPECT_EQ(c.hcclAlgo, "level0:NA;level1:ring");
+  EXPECT_TRUE(c.deterministic);
+  EXPECT_EQ(c.rdmaTc, 104);
+  EXPECT_EQ(c.visibleDevices, (std::vector<int>{2, 3}));
+  EXPECT_EQ(c.logLevel, LogLevel::kInfo);
+  EXPECT_TRUE(c.logToStdout);
+}
+
+TEST(HcclConfigTest, CohortVariablesWinOverHccls) {
+  Config c = Config::parse({{"HCCL_CONNECT_TIMEOUT", "300"}, {"COHORT_CONNECT_TIMEOUT", "7"}});
+  EXPECT_TRUE(c.errors.empty());
+  EXPECT_EQ(c.connectTimeoutS, 7);
+}
+
+TEST(HcclConfigTest, OutOfRangeValuesGiveHcclsEI0001Text) {
+  Config c = Config::parse({{"HCCL_CONNECT_TIMEOUT", "60"},
+                            {"HCCL_RDMA_SL", "1000"},
+                            {"HCCL_RDMA_TC", "130"},
+                            {"HCCL_DETERMINISTIC", "maybe"},
+                            {"ASCEND_GLOBAL_LOG_LEVEL", "9"}});
+  const std::string m = c.status().message();
+  EXPECT_EQ(c.errors.size(), 5u) << m;
+  EXPECT_NE(m.find("Value '60' for environment variable HCCL_CONNECT_TIMEOUT is invalid. "
+                   "Expected value: an integer in [120, 7200]."), std::string::npos) << m;
+  EXPECT_NE(m.find("Value '1000' for environment variable HCCL_RDMA_SL"), std::string::npos);
+  EXPECT_NE(m.find("HCCL_RDMA_TC is invalid. Expected value: a multiple of 4"), std::string::npos);
+  EXPECT_NE(m.find("'maybe' for environment variable HCCL_DETERMINISTIC"), std::string::npos);
+  EXPECT_NE(m.find("ASCEND_GLOBAL_LOG_LEVEL"), std::string::npos);
+}
+
+TEST(HcclConfigTest, IntraServerLinkTable) {
+  EXPECT_EQ(Config::parse({{"HCCL_INTRA_ROCE_ENABLE", "1"}}).transport, "tcp");
+  EXPECT_EQ(Config::parse({{"HCCL_INTRA_PCIE_ENABLE", "1"}, {"HCCL_INTRA_ROCE_ENABLE", "0"}}).transport, "auto");
+  EXPECT_NE(Config::parse({{"HCCL_INTRA_PCIE_ENABLE", "1"}, {"HCCL_INTRA_ROCE_ENABLE", "1"}})
+                .status().message().find("0 or 1 (but not both 1)"), std::string::npos);
+  EXPECT_NE(Config::parse({{"HCCL_INTRA_PCIE_ENABLE", "0"}}).status().message()
+                .find("HCCL_INTRA_PCIE_ENABLE"), std::string::npos);
+  EXPECT_NE(Config::parse({{"HCCL_INTRA_ROCE_ENABLE", "0"}}).status().message()
+                .find("HCCL_INTRA_ROCE_ENABLE"), std::string::npos);
+  EXPECT_FALSE(Config::parse({{"HCCL_INTRA_ROCE_ENABLE", "2"}}).errors.empty());
+}
+
+TEST(HcclConfigTest, Whitelist) {
+  EXPECT_EQ(Config::parse({{"HCCL_WHITELIST_DISABLE", "0"}, {"HCCL_WHITELIST_FILE", "/etc/w.json"}})
+                .whitelistFile, "/etc/w.json");
+  EXPECT_EQ(Config::parse({{"HCCL_WHITELIST_DISABLE", "1"}, {"HCCL_WHITELIST_FILE", "/etc/w.json"}})
+                .whitelistFile, "");
+  EXPECT_FALSE(Config::parse({{"HCCL_WHITELIST_DISABLE", "0"}}).errors.empty());
+}
+
+}  // namespace
+}  // namespace cohort

@@ -1,0 +1,112 @@
+// Devices and contexts (aclrtSetDevice ... aclrtGetCurrentContext).
+#include "acl/acl.h"
+#include "acl/api_call.h"
+#include "acl/registry.h"
+#include "cohort/runtime.h"
+#include "common/error.h"
+
+namespace {
+
+namespace rt = cohort::runtime;
+using cohort::ErrorCode;
+using cohort::Status;
+using cohort::acl::apiCall;
+using cohort::acl::Outcome;
+using cohort::acl::Registry;
+using cohort::acl::requireDevice;
+using cohort::acl::Site;
+
+Status nullArgument(const char* function, const char* name) {
+  return cohort::makeError(ErrorCode::kInvalidArgument, "{}: {} is null", function, name);
+}
+
+Outcome badTimeout(const char* function, int32_t timeout) {
+  return cohort::makeError(ErrorCode::kInvalidArgument,
+                           "{}: timeout {} ms is invalid (-1 waits forever, >= 0 ms)", function,
+                           timeout);
+}
+
+}  // namespace
+
+aclError aclrtSetDevice(int32_t deviceId) {
+  return apiCall("aclrtSetDevice",
+                 [&]() -> Outcome { return Registry::get().setDevice(deviceId); });
+}
+
+aclError aclrtResetDevice(int32_t deviceId) {
+  return apiCall("aclrtResetDevice",
+                 [&]() -> Outcome { return Registry::get().resetDevice(deviceId); });
+}
+
+aclError aclrtGetDevice(int32_t* deviceId) {
+  return apiCall("aclrtGetDevice", [&]() -> Outcome {
+    if (deviceId == nullptr) return nullArgument("aclrtGetDevice", "deviceId");
+    ACL_RETURN_IF_FAILED(requireDevice("aclrtGetDevice"));
+    int device = -1;
+    COHORT_RETURN_IF_ERROR(rt::getDevice(&device));
+    *deviceId = device;
+    return Status::Ok();
+  });
+}
+
+aclError aclrtGetDeviceCount(uint32_t* count) {
+  return apiCall("aclrtGetDeviceCount", [&]() -> Outcome {
+    if (count == nullptr) return nullArgument("aclrtGetDeviceCount", "count");
+    int n = 0;
+    COHORT_RETURN_IF_ERROR(rt::getDeviceCount(&n));
+    *count = static_cast<uint32_t>(n);
+    return Status::Ok();
+  });
+}
+
+aclError aclrtSynchronizeDevice(void) {
+  return apiCall("aclrtSynchronizeDevice", Site::kStreamSync, [&]() -> Outcome {
+    ACL_RETURN_IF_FAILED(requireDevice("aclrtSynchronizeDevice"));
+    return rt::synchronizeDevice(-1);
+  });
+}
+
+aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
+  const char* fn = "aclrtSynchronizeDeviceWithTimeout";
+  return apiCall(fn, Site::kStreamSync, [&]() -> Outcome {
+    if (timeout < -1) return badTimeout(fn, timeout);
+    ACL_RETURN_IF_FAILED(requireDevice(fn));
+    return rt::synchronizeDevice(timeout);
+  });
+}
+
+aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
+  return apiCall("aclrtCreateContext", [&]() -> Outcome {
+    if (context == nullptr) return nullArgument("aclrtCreateContext", "context");
+    cohort::acl::Context* created = nullptr;
+    COHORT_RETURN_IF_ERROR(Registry::get().createContext(deviceId, &created));
+    *context = created;
+    return Status::Ok();
+  });
+}
+
+aclError aclrtDestroyContext(aclrtContext context) {
+  return apiCall("aclrtDestroyContext", [&]() -> Outcome {
+    if (context == nullptr) return nullArgument("aclrtDestroyContext", "context");
+    return Registry::get().destroyContext(static_cast<cohort::acl::Context*>(context));
+  });
+}
+
+aclError aclrtSetCurrentContext(aclrtContext context) {
+  return apiCall("aclrtSetCurrentContext", [&]() -> Outcome {
+    if (context == nullptr) return nullArgument("aclrtSetCurrentContext", "context");
+    return Registry::get().setCurrentContext(static_cast<cohort::acl::Context*>(context));
+  });
+}
+
+aclError aclrtGetCurrentContext(aclrtContext* context) {
+  return apiCall("aclrtGetCurrentContext", [&]() -> Outcome {
+    if (context == nullptr) return nullArgument("aclrtGetCurrentContext", "context");
+    ACL_RETURN_IF_FAILED(requireDevice("aclrtGetCurrentContext"));
+    cohort::acl::Context* current = nullptr;
+    Status st = Registry::get().currentContext(&current);
+    if (!st.ok()) return Outcome(ACL_ERROR_RT_CONTEXT_NULL, st);
+    *context = current;
+    return Status::Ok();
+  });
+}

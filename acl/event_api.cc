@@ -1,0 +1,163 @@
+// Events (aclrtCreateEvent ... aclrtEventElapsedTime).
+#include "acl/acl.h"
+#include "acl/api_call.h"
+#include "acl/registry.h"
+#include "cohort/runtime.h"
+#include "common/error.h"
+
+namespace {
+
+namespace rt = cohort::runtime;
+using cohort::ErrorCode;
+using cohort::Status;
+using cohort::acl::apiCall;
+using cohort::acl::Outcome;
+using cohort::acl::Registry;
+using cohort::acl::requireDevice;
+using cohort::acl::Site;
+
+constexpr uint32_t kKnownEventFlags = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS |
+                                      ACL_EVENT_TIME_LINE | ACL_EVENT_DEVICE_USE_ONLY |
+                                      ACL_EVENT_EXTERNAL | ACL_EVENT_IPC;
+
+rt::Event* toEvent(aclrtEvent event) { return static_cast<rt::Event*>(event); }
+rt::Stream* toStream(aclrtStream stream) { return static_cast<rt::Stream*>(stream); }
+
+Outcome nullArgument(const char* function, const char* name) {
+  return cohort::makeError(ErrorCode::kInvalidArgument, "{}: {} is null", function, name);
+}
+
+Outcome badTimeout(const char* function, int32_t timeout) {
+  return cohort::makeError(ErrorCode::kInvalidArgument,
+                           "{}: timeout {} ms is invalid (-1 waits forever, >= 0 ms)", function,
+                           timeout);
+}
+
+Outcome needStream(const char* function, aclrtStream stream) {
+  return stream == nullptr ? requireDevice(function) : Outcome(Status::Ok());
+}
+
+Outcome createEvent(const char* function, aclrtEvent* event) {
+  if (event == nullptr) return nullArgument(function, "event");
+  ACL_RETURN_IF_FAILED(requireDevice(function));
+  rt::Event* created = nullptr;
+  COHORT_RETURN_IF_ERROR(rt::eventCreate(&created));
+  Registry::get().addEvent(created);
+  *event = created;
+  return Status::Ok();
+}
+
+// ok: complete; kNotReady: pending; anything else is an error.
+Outcome queryEvent(const char* function, aclrtEvent event, bool* complete) {
+  if (event == nullptr) return nullArgument(function, "event");
+  Status st = rt::eventQuery(toEvent(event));
+  if (!st.ok() && st.code() != ErrorCode::kNotReady) return st;
+  *complete = st.ok();
+  return Status::Ok();
+}
+
+}  // namespace
+
+aclError aclrtCreateEvent(aclrtEvent* event) {
+  return apiCall("aclrtCreateEvent",
+                 [&]() -> Outcome { return createEvent("aclrtCreateEvent", event); });
+}
+
+aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag) {
+  const char* fn = "aclrtCreateEventWithFlag";
+  return apiCall(fn, [&]() -> Outcome {
+    if ((flag & ~kKnownEventFlags) != 0) {
+      return cohort::makeError(ErrorCode::kInvalidArgument,
+                               "{}: flag {:#x} has unknown bits {:#x} (known: ACL_EVENT_*)", fn,
+                               flag, flag & ~kKnownEventFlags);
+    }
+    return createEvent(fn, event);
+  });
+}
+
+aclError aclrtDestroyEvent(aclrtEvent event) {
+  return apiCall("aclrtDestroyEvent", [&]() -> Outcome {
+    if (event == nullptr) return nullArgument("aclrtDestroyEvent", "event");
+    COHORT_RETURN_IF_ERROR(rt::eventDestroy(toEvent(event)));
+    Registry::get().removeEvent(toEvent(event));
+    return Status::Ok();
+  });
+}
+
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+  return apiCall("aclrtRecordEvent", [&]() -> Outcome {
+    if (event == nullptr) return nullArgument("aclrtRecordEvent", "event");
+    ACL_RETURN_IF_FAILED(needStream("aclrtRecordEvent", stream));
+    return rt::eventRecord(toEvent(event), toStream(stream));
+  });
+}
+
+aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
+  return apiCall("aclrtResetEvent", [&]() -> Outcome {
+    bool complete = false;
+    ACL_RETURN_IF_FAILED(queryEvent("aclrtResetEvent", event, &complete));  // a live event
+    ACL_RETURN_IF_FAILED(needStream("aclrtResetEvent", stream));
+    // In stream order, so that records queued before the reset do not undo it. An
+    // event destroyed meanwhile has nothing left to reset.
+    rt::Event* e = toEvent(event);
+    return rt::launchKernel(toStream(stream), [e](rt::Stream*) {
+      Status st = rt::eventReset(e);
+      return st.code() == ErrorCode::kInvalidHandle ? Status::Ok() : st;
+    });
+  });
+}
+
+aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status) {
+  return apiCall("aclrtQueryEventStatus", [&]() -> Outcome {
+    if (status == nullptr) return nullArgument("aclrtQueryEventStatus", "status");
+    bool complete = false;
+    ACL_RETURN_IF_FAILED(queryEvent("aclrtQueryEventStatus", event, &complete));
+    *status = complete ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    return Status::Ok();
+  });
+}
+
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus* status) {
+  return apiCall("aclrtQueryEvent", [&]() -> Outcome {
+    if (status == nullptr) return nullArgument("aclrtQueryEvent", "status");
+    bool complete = false;
+    ACL_RETURN_IF_FAILED(queryEvent("aclrtQueryEvent", event, &complete));
+    *status = complete ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
+    return Status::Ok();
+  });
+}
+
+aclError aclrtSynchronizeEvent(aclrtEvent event) {
+  return apiCall("aclrtSynchronizeEvent", Site::kEventSync, [&]() -> Outcome {
+    if (event == nullptr) return nullArgument("aclrtSynchronizeEvent", "event");
+    return rt::eventSynchronize(toEvent(event), -1);
+  });
+}
+
+aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout) {
+  const char* fn = "aclrtSynchronizeEventWithTimeout";
+  return apiCall(fn, Site::kEventSync, [&]() -> Outcome {
+    if (event == nullptr) return nullArgument(fn, "event");
+    if (timeout < -1) return badTimeout(fn, timeout);
+    return rt::eventSynchronize(toEvent(event), timeout);
+  });
+}
+
+aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endEvent) {
+  const char* fn = "aclrtEventElapsedTime";
+  return apiCall(fn, Site::kEventTime, [&]() -> Outcome {
+    if (ms == nullptr) return nullArgument(fn, "ms");
+    if (startEvent == nullptr || endEvent == nullptr) return nullArgument(fn, "an event");
+    float elapsed = 0;
+    COHORT_RETURN_IF_ERROR(rt::eventElapsedTime(&elapsed, toEvent(startEvent), toEvent(endEvent)));
+    if (elapsed < 0) {
+      return Outcome(ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL,
+                     cohort::makeError(ErrorCode::kInvalidUsage,
+                                       "{}: the end event completed {:.3f} ms before the start "
+                                       "event",
+                                       fn, -elapsed));
+    }
+    *ms = elapsed;
+    return Status::Ok();
+  });
+}

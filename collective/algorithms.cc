@@ -1,0 +1,333 @@
+// The schedule builders: pure rank arithmetic, no I/O.
+#include <fmt/format.h>
+
+#include "collective/schedule.h"
+
+namespace cohort::collective {
+
+namespace {
+
+Step send(int peer, Buf buf, std::size_t offset, std::size_t bytes) {
+  Step s;
+  s.op = Step::Op::kSend;
+  s.peer = peer;
+  s.src = {buf, offset};
+  s.bytes = bytes;
+  return s;
+}
+Step recv(int peer, Buf buf, std::size_t offset, std::size_t bytes) {
+  Step s;
+  s.op = Step::Op::kRecv;
+  s.peer = peer;
+  s.dst = {buf, offset};
+  s.bytes = bytes;
+  return s;
+}
+// dst = src (op) message.
+Step recvReduce(int peer, Range src, Range dst, std::size_t bytes) {
+  Step s;
+  s.op = Step::Op::kRecvReduce;
+  s.peer = peer;
+  s.src = src;
+  s.dst = dst;
+  s.bytes = bytes;
+  return s;
+}
+Step copy(Range src, Range dst, std::size_t bytes) {
+  Step s;
+  s.op = Step::Op::kCopy;
+  s.src = src;
+  s.dst = dst;
+  s.bytes = bytes;
+  return s;
+}
+int mod(int a, int n) { return ((a % n) + n) % n; }
+
+const char* opName(Step::Op op) {
+  switch (op) {
+    case Step::Op::kSend: return "send";
+    case Step::Op::kRecv: return "recv";
+    case Step::Op::kRecvReduce: return "recvreduce";
+    case Step::Op::kCopy: return "copy";
+    case Step::Op::kReduce: return "reduce";
+  }
+  return "?";
+}
+const char* bufName(Buf b) { return b == Buf::kInput ? "in" : b == Buf::kOutput ? "out" : "tmp"; }
+
+}  // namespace
+
+std::string Schedule::toString() const {
+  std::string out = algorithm + "\n";
+  for (std::size_t r = 0; r < rounds.size(); ++r) {
+    for (const Step& s : rounds[r]) {
+      out += fmt::format("r{}: {} {}B", r, opName(s.op), s.bytes);
+      if (s.op != Step::Op::kRecv) out += fmt::format(" {}+{}", bufName(s.src.buf), s.src.offset);
+      if (s.op != Step::Op::kSend) out += fmt::format(" -> {}+{}", bufName(s.dst.buf), s.dst.offset);
+      if (s.peer >= 0) out += fmt::format(" peer {}", s.peer);
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+Block blockOf(std::size_t total, int parts, int i) {
+  const auto p = static_cast<std::size_t>(parts);
+  const auto k = static_cast<std::size_t>(i);
+  const std::size_t base = total / p, extra = total % p;
+  return Block{k * base + (k < extra ? k : extra), base + (k < extra ? 1 : 0)};
+}
+
+Schedule ringAllReduce(int rank, int size, std::size_t count, std::size_t elem, bool inPlace) {
+  Schedule s;
+  s.algorithm = "ring";
+  if (size == 1) {
+    if (!inPlace) s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, 0}, count * elem));
+    return s;
+  }
+  const int next = mod(rank + 1, size), prev = mod(rank - 1, size);
+  auto bytesOf = [&](int b) { return blockOf(count, size, b).count * elem; };
+  auto offOf = [&](int b) { return blockOf(count, size, b).offset * elem; };
+  // Reduce-scatter lap: a block is first sent straight from the input; each
+  // arriving partial sum is reduced with this rank's input into the output.
+  for (int step = 0; step < size - 1; ++step) {
+    const int sb = mod(rank - step, size), rb = mod(rank - step - 1, size);
+    auto& round = s.round();
+    round.push_back(send(next, step == 0 ? Buf::kInput : Buf::kOutput, offOf(sb), bytesOf(sb)));
+    round.push_back(recvReduce(prev, {Buf::kInput, offOf(rb)}, {Buf::kOutput, offOf(rb)},
+                               bytesOf(rb)));
+  }
+  // Allgather lap: this rank owns block rank+1.
+  for (int step = 0; step < size - 1; ++step) {
+    const int sb = mod(rank + 1 - step, size), rb = mod(rank - step, size);
+    auto& round = s.round();
+    round.push_back(send(next, Buf::kOutput, offOf(sb), bytesOf(sb)));
+    round.push_back(recv(prev, Buf::kOutput, offOf(rb), bytesOf(rb)));
+  }
+  return s;
+}
+
+Schedule halvingDoublingAllReduce(int rank, int size, std::size_t count, std::size_t elem,
+                                  bool inPlace) {
+  Schedule s;
+  s.algorithm = "halving-doubling";
+  const std::size_t bytes = count * elem;
+  if (!inPlace) s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, 0}, bytes));
+  if (size == 1) return s;
+  int p = 1;
+  while (p * 2 <= size) p *= 2;
+  const int rem = size - p;
+  auto real = [&](int v) { return v < rem ? 2 * v + 1 : v + rem; };
+  int vr = -1;
+  if (rank < 2 * rem) {  // fold the extra ranks into their odd neighbours
+    if (rank % 2 == 0) {
+      s.round().push_back(send(rank + 1, Buf::kOutput, 0, bytes));
+    } else {
+      s.round().push_back(recvReduce(rank - 1, {Buf::kOutput, 0}, {Buf::kOutput, 0}, bytes));
+      vr = rank / 2;
+    }
+  } else {
+    vr = rank - rem;
+  }
+  if (vr >= 0) {
+    std::vector<std::pair<std::size_t, std::size_t>> kept;  // element ranges, outermost first
+    std::size_t lo = 0, hi = count;
+    for (int mask = p / 2; mask >= 1; mask /= 2) {
+      const int partner = real(vr ^ mask);
+      const std::size_t mid = lo + (hi - lo) / 2;
+      const bool lower = (vr & mask) == 0;
+      const std::size_t keepLo = lower ? lo : mid, keepHi = lower ? mid : hi;
+      const std::size_t giveLo = lower ? mid : lo, giveHi = lower ? hi : mid;
+      auto& round = s.round();
+      round.push_back(send(partner, Buf::kOutput, giveLo * elem, (giveHi - giveLo) * elem));
+      round.push_back(recvReduce(partner, {Buf::kOutput, keepLo * elem},
+                                 {Buf::kOutput, keepLo * elem}, (keepHi - keepLo) * elem));
+      kept.emplace_back(lo, hi);
+      lo = keepLo;
+      hi = keepHi;
+    }
+    for (int mask = 1, level = static_cast<int>(kept.size()) - 1; mask < p; mask *= 2, --level) {
+      const int partner = real(vr ^ mask);
+      const auto [plo, phi] = kept[static_cast<std::size_t>(level)];
+      const std::size_t mid = plo + (phi - plo) / 2;
+      const bool lower = (vr & mask) == 0;
+      const std::size_t otherLo = lower ? mid : plo, otherHi = lower ? phi : mid;
+      auto& round = s.round();
+      round.push_back(send(partner, Buf::kOutput, lo * elem, (hi - lo) * elem));
+      round.push_back(recv(partner, Buf::kOutput, otherLo * elem, (otherHi - otherLo) * elem));
+      lo = plo;
+      hi = phi;
+    }
+  }
+  if (rank < 2 * rem) {  // unfold
+    if (rank % 2 == 1) {
+      s.round().push_back(send(rank - 1, Buf::kOutput, 0, bytes));
+    } else {
+      s.round().push_back(recv(rank + 1, Buf::kOutput, 0, bytes));
+    }
+  }
+  return s;
+}
+
+Schedule ringAllGather(int rank, int size, std::size_t count, std::size_t elem, bool inPlace) {
+  Schedule s;
+  s.algorithm = "ring";
+  const std::size_t bytes = count * elem;
+  if (!inPlace) {
+    s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, bytes * static_cast<std::size_t>(rank)}, bytes));
+  }
+  const int next = mod(rank + 1, size), prev = mod(rank - 1, size);
+  for (int step = 0; step < size - 1; ++step) {
+    const auto sb = static_cast<std::size_t>(mod(rank - step, size));
+    const auto rb = static_cast<std::size_t>(mod(rank - step - 1, size));
+    auto& round = s.round();
+    round.push_back(send(next, Buf::kOutput, sb * bytes, bytes));
+    round.push_back(recv(prev, Buf::kOutput, rb * bytes, bytes));
+  }
+  return s;
+}
+
+Schedule ringReduceScatter(int rank, int size, std::size_t count, std::size_t elem) {
+  Schedule s;
+  s.algorithm = "ring";
+  const std::size_t bytes = count * elem;
+  if (size == 1) {
+    s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, 0}, bytes));
+    return s;
+  }
+  s.scratchBytes = 2 * bytes;  // the partial sums in flight, alternating
+  const int next = mod(rank + 1, size), prev = mod(rank - 1, size);
+  for (int step = 0; step < size - 1; ++step) {
+    const auto sb = static_cast<std::size_t>(mod(rank - step - 1, size));
+    const auto rb = static_cast<std::size_t>(mod(rank - step - 2, size));
+    const bool last = step == size - 2;
+    auto& round = s.round();
+    if (step == 0) {
+      round.push_back(send(next, Buf::kInput, sb * bytes, bytes));
+    } else {
+      round.push_back(send(next, Buf::kScratch, static_cast<std::size_t>((step - 1) % 2) * bytes, bytes));
+    }
+    const Range dst = last ? Range{Buf::kOutput, 0}
+                           : Range{Buf::kScratch, static_cast<std::size_t>(step % 2) * bytes};
+    round.push_back(recvReduce(prev, {Buf::kInput, rb * bytes}, dst, bytes));
+  }
+  return s;
+}
+
+Schedule treeBroadcast(int rank, int size, int root, std::size_t count, std::size_t elem) {
+  Schedule s;
+  s.algorithm = "tree";
+  const int vr = mod(rank - root, size);
+  auto real = [&](int v) { return mod(v + root, size); };
+  for (int mask = 1; mask < size; mask *= 2) {
+    std::vector<Step> round;
+    if (vr < mask && vr + mask < size) round.push_back(send(real(vr + mask), Buf::kOutput, 0, count * elem));
+    if (vr >= mask && vr < 2 * mask) round.push_back(recv(real(vr - mask), Buf::kOutput, 0, count * elem));
+    if (!round.empty()) s.rounds.push_back(std::move(round));
+  }
+  return s;
+}
+
+Schedule chainBroadcast(int rank, int size, int root, std::size_t count, std::size_t elem,
+                        std::size_t chunkBytes) {
+  Schedule s;
+  s.algorithm = "chain";
+  const int vr = mod(rank - root, size);
+  const std::size_t bytes = count * elem;
+  const std::size_t chunk = std::max<std::size_t>(elem, chunkBytes / elem * elem);
+  const std::size_t chunks = bytes == 0 ? 0 : (bytes + chunk - 1) / chunk;
+  auto piece = [&](std::size_t k) { return std::min(chunk, bytes - k * chunk); };
+  const int next = mod(rank + 1, size), prev = mod(rank - 1, size);
+  const bool hasPrev = vr > 0, hasNext = vr < size - 1;
+  for (std::size_t k = 0; k <= chunks; ++k) {
+    std::vector<Step> round;
+    if (hasPrev && k < chunks) round.push_back(recv(prev, Buf::kOutput, k * chunk, piece(k)));
+    if (hasNext) {
+      // The root sends chunk k at once; the others forward what arrived last round.
+      if (!hasPrev && k < chunks) round.push_back(send(next, Buf::kOutput, k * chunk, piece(k)));
+      if (hasPrev && k >= 1) round.push_back(send(next, Buf::kOutput, (k - 1) * chunk, piece(k - 1)));
+    }
+    if (!round.empty()) s.rounds.push_back(std::move(round));
+  }
+  return s;
+}
+
+Schedule treeReduce(int rank, int size, int root, std::size_t count, std::size_t elem,
+                    bool inPlace) {
+  Schedule s;
+  s.algorithm = "tree";
+  const std::size_t bytes = count * elem;
+  const int vr = mod(rank - root, size);
+  auto real = [&](int v) { return mod(v + root, size); };
+  const Buf acc = rank == root ? Buf::kOutput : Buf::kScratch;
+  if (rank != root) s.scratchBytes = bytes;
+  if (!(rank == root && inPlace)) s.round().push_back(copy({Buf::kInput, 0}, {acc, 0}, bytes));
+  for (int mask = 1; mask < size; mask *= 2) {
+    if (vr & mask) {
+      s.round().push_back(send(real(vr - mask), acc, 0, bytes));
+      break;
+    }
+    if (vr + mask < size) s.round().push_back(recvReduce(real(vr + mask), {acc, 0}, {acc, 0}, bytes));
+  }
+  return s;
+}
+
+Schedule linearGather(int rank, int size, int root, std::size_t count, std::size_t elem) {
+  Schedule s;
+  s.algorithm = "linear";
+  const std::size_t bytes = count * elem;
+  auto& round = s.round();
+  if (rank != root) {
+    round.push_back(send(root, Buf::kInput, 0, bytes));
+    return s;
+  }
+  round.push_back(copy({Buf::kInput, 0}, {Buf::kOutput, static_cast<std::size_t>(root) * bytes}, bytes));
+  for (int i = 0; i < size; ++i) {
+    if (i != root) round.push_back(recv(i, Buf::kOutput, static_cast<std::size_t>(i) * bytes, bytes));
+  }
+  return s;
+}
+
+Schedule linearScatter(int rank, int size, int root, std::size_t count, std::size_t elem) {
+  Schedule s;
+  s.algorithm = "linear";
+  const std::size_t bytes = count * elem;
+  auto& round = s.round();
+  if (rank != root) {
+    round.push_back(recv(root, Buf::kOutput, 0, bytes));
+    return s;
+  }
+  round.push_back(copy({Buf::kInput, static_cast<std::size_t>(root) * bytes}, {Buf::kOutput, 0}, bytes));
+  for (int i = 0; i < size; ++i) {
+    if (i != root) round.push_back(send(i, Buf::kInput, static_cast<std::size_t>(i) * bytes, bytes));
+  }
+  return s;
+}
+
+Schedule pairwiseAllToAll(int rank, int size, std::size_t count, std::size_t elem) {
+  Schedule s;
+  s.algorithm = "pairwise";
+  const std::size_t bytes = count * elem;
+  const auto r = static_cast<std::size_t>(rank);
+  s.round().push_back(copy({Buf::kInput, r * bytes}, {Buf::kOutput, r * bytes}, bytes));
+  for (int step = 1; step < size; ++step) {
+    const int to = mod(rank + step, size), from = mod(rank - step, size);
+    auto& round = s.round();
+    round.push_back(send(to, Buf::kInput, static_cast<std::size_t>(to) * bytes, bytes));
+    round.push_back(recv(from, Buf::kOutput, static_cast<std::size_t>(from) * bytes, bytes));
+  }
+  return s;
+}
+
+Schedule disseminationBarrier(int rank, int size) {
+  Schedule s;
+  s.algorithm = "dissemination";
+  for (int k = 1; k < size; k *= 2) {
+    auto& round = s.round();
+    round.push_back(send(mod(rank + k, size), Buf::kOutput, 0, 0));
+    round.push_back(recv(mod(rank - k, size), Buf::kOutput, 0, 0));
+  }
+  return s;
+}
+
+}  // namespace cohort::collective

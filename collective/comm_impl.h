@@ -1,0 +1,76 @@
+// The communicator's state. One per rank; created by comm_init.cc, operations
+// enqueued by comm_ops.cc and run on the communicator's stream by comm_run.cc.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cohort/communicator.h"
+#include "collective/mesh.h"
+#include "collective/op.h"
+#include "collective/selector.h"
+#include "transport/bootstrap.h"
+#include "transport/transport.h"
+
+namespace cohort {
+
+/// Thread-safety: enqueue() from one thread at a time; runOp() on the stream
+/// worker; abort()/asyncError() from anywhere.
+class Communicator::Impl {
+ public:
+  /// Collective over the `size` ranks that share `store` under `prefix`. The calling
+  /// thread's current device must be `device`.
+  static Status create(std::shared_ptr<transport::Store> store, const std::string& prefix,
+                       const transport::JobToken& token, int rank, int size, int device,
+                       std::unique_ptr<Impl>* out);
+  ~Impl();
+
+  Status enqueue(collective::OpDesc op, runtime::Stream* stream);
+  Status runOp(const collective::OpDesc& op);
+  Status validate(const collective::OpDesc& op, runtime::Stream* stream) const;
+  Status split(int color, int key, std::unique_ptr<Impl>* out);
+  void abort();
+  Status asyncError() const;
+  void setAsyncError(const Status& s);
+
+  int rank = 0, size = 0, device = -1, localRank = 0, localSize = 1, nodes = 1;
+  std::string prefix;
+  std::string lastChoice;
+
+ private:
+  Impl() = default;
+  Status connect();
+  Status runSchedule(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
+  Status runSendRecv(const collective::OpDesc& op, Deadline deadline);
+  Status scratch(std::size_t bytes, void** out);
+  Deadline execDeadline() const;
+
+  std::shared_ptr<transport::Store> store_;
+  transport::JobToken token_;
+  std::unique_ptr<transport::Bootstrap> bootstrap_;
+  std::vector<transport::PeerInfo> peers_;
+  std::vector<std::unique_ptr<transport::Transport>> transports_;
+  std::vector<std::unique_ptr<transport::Connection>> conns_;
+  std::vector<transport::Connection*> connPtrs_;
+  transport::LinkReport report_;
+  std::unique_ptr<collective::Mesh> mesh_;
+  collective::Topology topo_;
+  collective::AlgoOverrides overrides_;
+  runtime::Stream* stream_ = nullptr;
+  runtime::Event* before_ = nullptr;
+  runtime::Event* after_ = nullptr;
+  std::uint64_t seq_ = 0;
+  int splits_ = 0;
+  void* scratch_ = nullptr;
+  std::size_t scratchBytes_ = 0;
+  std::atomic<bool> aborted_{false};
+  mutable std::mutex errorMu_;
+  Status asyncError_;
+
+  friend class Communicator;
+};
+
+}  // namespace cohort

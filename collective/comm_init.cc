@@ -1,0 +1,357 @@
+// Creating communicators: root info, all-in-one (threads), splits.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "collective/comm_impl.h"
+#include "common/config.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "transport/jobenv/job_env.h"
+#include "transport/netif.h"
+#include "transport/peer_info.h"
+#include "transport/root_info.h"
+#include "transport/shm/shm_transport.h"
+#include "transport/tcp_store.h"
+
+namespace cohort {
+
+using transport::PeerInfo;
+
+namespace {
+
+Deadline connectDeadline() {
+  return Deadline::after(std::chrono::seconds(Config::global().connectTimeoutS));
+}
+
+std::uint32_t libraryVersionNumber() {
+  return COHORT_VERSION_MAJOR * 10000 + COHORT_VERSION_MINOR * 100 + COHORT_VERSION_PATCH;
+}
+
+Status checkVersions(const std::vector<PeerInfo>& peers, int rank) {
+  const PeerInfo& me = peers[static_cast<std::size_t>(rank)];
+  for (const auto& p : peers) {
+    if (p.protocolVersion != me.protocolVersion || p.libraryVersion != me.libraryVersion) {
+      return makeError(ErrorCode::kVersionMismatch,
+                       "rank {} runs Cohort {} (protocol {}) but rank {} runs Cohort {} "
+                       "(protocol {}): every rank of a job must use the same version",
+                       rank, transport::libraryVersionString(me.libraryVersion),
+                       me.protocolVersion, p.rank, transport::libraryVersionString(p.libraryVersion),
+                       p.protocolVersion);
+    }
+  }
+  return Status::Ok();
+}
+
+// Processes that made a root info keep its store server alive until they exit.
+std::mutex gServersMu;
+std::vector<std::shared_ptr<transport::TcpStoreServer>> gServers;
+
+}  // namespace
+
+Status Communicator::Impl::create(std::shared_ptr<transport::Store> store,
+                                  const std::string& prefix, const transport::JobToken& token,
+                                  int rank, int size, int device, std::unique_ptr<Impl>* out) {
+  std::unique_ptr<Impl> impl(new Impl());
+  impl->rank = rank;
+  impl->size = size;
+  impl->device = device;
+  impl->prefix = prefix;
+  impl->token_ = token;
+  impl->store_ = std::move(store);
+  impl->bootstrap_ = std::make_unique<transport::Bootstrap>(
+      std::make_shared<transport::PrefixStore>(impl->store_, prefix), rank, size);
+  std::string algo = Config::global().algo;
+  if (algo.empty() && !Config::global().hcclAlgo.empty()) {
+    COHORT_RETURN_IF_ERROR(collective::translateHcclAlgo(Config::global().hcclAlgo, &algo));
+  }
+  COHORT_RETURN_IF_ERROR(collective::AlgoOverrides::parse(algo, &impl->overrides_));
+  COHORT_RETURN_IF_ERROR(runtime::streamCreate(&impl->stream_));
+  COHORT_RETURN_IF_ERROR(runtime::eventCreate(&impl->before_));
+  COHORT_RETURN_IF_ERROR(runtime::eventCreate(&impl->after_));
+  Status s = impl->connect();
+  if (!s.ok()) {
+    return makeError(s.code(), "communicator init, rank {} of {} (device {}): {}", rank, size,
+                     device, s.message());
+  }
+  log::setRank(rank);
+  COHORT_LOG(kInfo, "collective", "communicator '{}' ready: rank {} of {}, {} node(s), {}", prefix,
+             rank, size, impl->nodes, impl->mesh_ ? "mesh" : "schedules");
+  *out = std::move(impl);
+  return Status::Ok();
+}
+
+Status Communicator::Impl::connect() {
+  PeerInfo self;
+  self.rank = rank;
+  self.hostId = transport::localHostId();
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  self.hostname = host;
+  self.pid = static_cast<std::int32_t>(getpid());
+  self.device = device;
+  runtime::DeviceInfo info;
+  COHORT_RETURN_IF_ERROR(runtime::getDeviceInfo(device, &info));
+  self.physicalDevice = info.physicalId;
+  transport::NetInterface nic;
+  if (transport::selectInterface(&nic).ok()) self.address = nic.address;
+  self.libraryVersion = libraryVersionNumber();
+  self.protocolVersion = COHORT_PROTOCOL_VERSION;
+  const Deadline deadline = connectDeadline();
+  std::vector<transport::Bytes> blobs;
+  COHORT_RETURN_IF_ERROR(bootstrap_->allgather(self.encode(), &blobs, deadline));
+  peers_.resize(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) {
+    COHORT_RETURN_IF_ERROR(PeerInfo::decode(blobs[static_cast<std::size_t>(r)], &peers_[static_cast<std::size_t>(r)]));
+  }
+  COHORT_RETURN_IF_ERROR(checkVersions(peers_, rank));
+  // Local indices: order among the ranks of the same node.
+  std::map<std::string, int> perNode;
+  for (auto& p : peers_) p.localIndex = perNode[p.hostId]++;
+  nodes = static_cast<int>(perNode.size());
+  const PeerInfo& me = peers_[static_cast<std::size_t>(rank)];
+  localRank = me.localIndex;
+  localSize = perNode[me.hostId];
+  transport::TransportContext ctx;
+  ctx.rank = rank;
+  ctx.size = size;
+  ctx.self = me;
+  ctx.token = token_;
+  ctx.connectDeadline = deadline;
+  std::vector<int> others;
+  for (int r = 0; r < size; ++r) {
+    if (r != rank) others.push_back(r);
+  }
+  COHORT_RETURN_IF_ERROR(transport::connectPeers(ctx, *bootstrap_, peers_, others, &conns_,
+                                                 &report_, &transports_));
+  connPtrs_.clear();
+  for (auto& c : conns_) connPtrs_.push_back(c.get());
+  topo_.size = size;
+  topo_.nodes = nodes;
+  auto* shm = transports_.empty() ? nullptr
+                                  : dynamic_cast<transport::shm::ShmTransport*>(transports_[0].get());
+  bool allShm = shm != nullptr && nodes == 1;
+  for (auto* c : connPtrs_) allShm = allShm && (c == nullptr || std::string(c->kind()) == "shm");
+  if (allShm) {
+    std::vector<const transport::shm::ShmPeer*> members;
+    for (int r = 0; r < size; ++r) members.push_back(shm->peer(r));
+    mesh_ = std::make_unique<collective::Mesh>(
+        shm, members, rank, [this](std::size_t b, void** p) { return scratch(b, p); });
+    topo_.meshAvailable = true;
+  }
+  return bootstrap_->barrier(deadline);
+}
+
+Status Communicator::Impl::scratch(std::size_t bytes, void** out) {
+  if (bytes > scratchBytes_) {
+    if (scratch_ != nullptr) COHORT_RETURN_IF_ERROR(runtime::deviceFree(scratch_));
+    scratch_ = nullptr;
+    scratchBytes_ = 0;
+    COHORT_RETURN_IF_ERROR(runtime::deviceMalloc(&scratch_, bytes));
+    scratchBytes_ = bytes;
+  }
+  *out = scratch_;
+  return Status::Ok();
+}
+
+Communicator::Impl::~Impl() {
+  if (stream_ != nullptr) (void)runtime::streamSynchronize(stream_);
+  // Connections before transports (they use the transports' shared state).
+  conns_.clear();
+  mesh_.reset();
+  transports_.clear();
+  if (scratch_ != nullptr) (void)runtime::deviceFree(scratch_);
+  if (before_ != nullptr) (void)runtime::eventDestroy(before_);
+  if (after_ != nullptr) (void)runtime::eventDestroy(after_);
+  if (stream_ != nullptr) (void)runtime::streamDestroy(stream_);
+}
+
+Status Communicator::Impl::split(int color, int key, std::unique_ptr<Impl>* out) {
+  // Everyone learns everyone's (color, key) through the parent's bootstrap.
+  transport::Bytes mine = transport::encodeInt(color);
+  auto k = transport::encodeInt(key);
+  mine.insert(mine.end(), k.begin(), k.end());
+  std::vector<transport::Bytes> all;
+  COHORT_RETURN_IF_ERROR(bootstrap_->allgather(mine, &all, connectDeadline()));
+  const int splitId = splits_++;
+  out->reset();
+  if (color < 0) return Status::Ok();
+  std::vector<std::pair<std::int64_t, int>> members;  // (key, parent rank)
+  for (int r = 0; r < size; ++r) {
+    const auto& b = all[static_cast<std::size_t>(r)];
+    const transport::Bytes c(b.begin(), b.begin() + 8), kk(b.begin() + 8, b.end());
+    if (transport::decodeInt(c) == color) members.emplace_back(transport::decodeInt(kk), r);
+  }
+  std::sort(members.begin(), members.end());
+  int newRank = -1;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (members[i].second == rank) newRank = static_cast<int>(i);
+  }
+  return create(store_, fmt::format("{}/split{}/color{}", prefix, splitId, color), token_,
+                newRank, static_cast<int>(members.size()), device, out);
+}
+
+void Communicator::Impl::abort() { aborted_.store(true); }
+
+Status Communicator::Impl::asyncError() const {
+  std::lock_guard<std::mutex> lock(errorMu_);
+  return asyncError_;
+}
+
+void Communicator::Impl::setAsyncError(const Status& s) {
+  std::lock_guard<std::mutex> lock(errorMu_);
+  if (asyncError_.ok()) asyncError_ = s;
+}
+
+Deadline Communicator::Impl::execDeadline() const {
+  const int s = Config::global().execTimeoutS;
+  return s == 0 ? Deadline::never() : Deadline::after(std::chrono::seconds(s));
+}
+
+// ---- Public construction ----
+
+Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Communicator::~Communicator() = default;
+
+Status Communicator::getUniqueId(UniqueId* id) {
+  if (id == nullptr) return recordError(Status(ErrorCode::kInvalidArgument, "getUniqueId: id is null"));
+  transport::RootInfo info;
+  std::shared_ptr<transport::TcpStoreServer> server;
+  COHORT_RETURN_IF_ERROR(recordError(transport::createRoot(&info, &server)));
+  {
+    std::lock_guard<std::mutex> lock(gServersMu);
+    gServers.push_back(server);
+  }
+  info.toBytes(id->bytes);
+  return Status::Ok();
+}
+
+Status Communicator::initRank(const UniqueId& id, int nranks, int rank,
+                              std::unique_ptr<Communicator>* out, const CommOptions& options) {
+  if (out == nullptr || nranks <= 0 || rank < 0 || rank >= nranks) {
+    return recordError(makeError(ErrorCode::kInvalidArgument,
+                                 "initRank: rank {} is not in [0, {})", rank, nranks));
+  }
+  transport::RootInfo info;
+  COHORT_RETURN_IF_ERROR(recordError(transport::RootInfo::fromBytes(id.bytes, &info)));
+  std::shared_ptr<transport::Store> store;
+  COHORT_RETURN_IF_ERROR(recordError(transport::connectStore(info, rank, connectDeadline(), &store)));
+  int device = -1;
+  COHORT_RETURN_IF_ERROR(recordError(runtime::getDevice(&device)));
+  std::unique_ptr<Impl> impl;
+  COHORT_RETURN_IF_ERROR(recordError(Impl::create(store, "c", info.token, rank, nranks, device, &impl)));
+  out->reset(new Communicator(std::move(impl)));
+  return Status::Ok();
+}
+
+Status Communicator::initFromEnvironment(std::unique_ptr<Communicator>* out) {
+  if (out == nullptr) return recordError(Status(ErrorCode::kInvalidArgument, "initFromEnvironment: out is null"));
+  transport::JobEnvironment job;
+  COHORT_RETURN_IF_ERROR(recordError(transport::detectJobEnvironment(&job)));
+  int device = -1;
+  if (!runtime::getDevice(&device).ok()) {
+    device = job.deviceId >= 0 ? job.deviceId : std::max(job.localRank, 0);
+    Status s = runtime::setDevice(device);
+    if (!s.ok()) {
+      return recordError(makeError(s.code(), "rank {} ({}): cannot use device {}: {}", job.rank,
+                                   job.source, device, s.message()));
+    }
+  }
+  std::shared_ptr<transport::Store> store;
+  transport::JobToken token;
+  std::shared_ptr<transport::TcpStoreServer> server;
+  COHORT_RETURN_IF_ERROR(recordError(
+      transport::connectJobStore(job, connectDeadline(), &store, &token, &server)));
+  if (server) {
+    std::lock_guard<std::mutex> lock(gServersMu);
+    gServers.push_back(server);
+  }
+  std::unique_ptr<Impl> impl;
+  COHORT_RETURN_IF_ERROR(recordError(Impl::create(store, "env", token, job.rank, job.size, device, &impl)));
+  out->reset(new Communicator(std::move(impl)));
+  return Status::Ok();
+}
+
+Status Communicator::initAll(const std::vector<int>& devices,
+                             std::vector<std::unique_ptr<Communicator>>* out) {
+  if (out == nullptr || devices.empty()) {
+    return recordError(Status(ErrorCode::kInvalidArgument, "initAll: no devices"));
+  }
+  auto store = std::make_shared<transport::MemoryStore>();
+  const transport::JobToken token = transport::JobToken::random();
+  const int n = static_cast<int>(devices.size());
+  std::vector<std::unique_ptr<Impl>> impls(devices.size());
+  std::vector<Status> results(devices.size());
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      const auto i = static_cast<std::size_t>(r);
+      results[i] = runtime::setDevice(devices[i]);
+      if (results[i].ok()) results[i] = Impl::create(store, "all", token, r, n, devices[i], &impls[i]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& s : results) COHORT_RETURN_IF_ERROR(recordError(s));
+  out->clear();
+  for (auto& impl : impls) out->emplace_back(new Communicator(std::move(impl)));
+  return Status::Ok();
+}
+
+int Communicator::rank() const { return impl_->rank; }
+int Communicator::size() const { return impl_->size; }
+int Communicator::localRank() const { return impl_->localRank; }
+int Communicator::localSize() const { return impl_->localSize; }
+int Communicator::nodeCount() const { return impl_->nodes; }
+int Communicator::device() const { return impl_->device; }
+std::string Communicator::linkReportJson() const { return impl_->report_.toJson(); }
+std::string Communicator::lastChoice() const { return impl_->lastChoice; }
+void Communicator::abort() { impl_->abort(); }
+Status Communicator::setAlgorithm(const std::string& spec) {
+  Status s = runtime::streamSynchronize(impl_->stream_);
+  if (!s.ok()) return recordError(s);
+  return recordError(collective::AlgoOverrides::parse(spec, &impl_->overrides_));
+}
+Status Communicator::asyncError() const { return impl_->asyncError(); }
+
+Status Communicator::split(int color, int key, std::unique_ptr<Communicator>* out) {
+  if (out == nullptr) return recordError(Status(ErrorCode::kInvalidArgument, "split: out is null"));
+  std::unique_ptr<Impl> impl;
+  COHORT_RETURN_IF_ERROR(recordError(impl_->split(color, key, &impl)));
+  if (impl) out->reset(new Communicator(std::move(impl)));
+  else out->reset();
+  return Status::Ok();
+}
+
+Status Communicator::subCommunicator(const std::vector<int>& ranks,
+                                     std::unique_ptr<Communicator>* out) {
+  // Ranks not in the list must not call this; so only the listed ranks take part:
+  // a split among them keyed by position.
+  if (out == nullptr || ranks.empty()) {
+    return recordError(Status(ErrorCode::kInvalidArgument, "subCommunicator: empty rank list"));
+  }
+  std::string key = "sub";
+  for (int r : ranks) {
+    if (r < 0 || r >= size()) {
+      return recordError(makeError(ErrorCode::kInvalidArgument,
+                                   "subCommunicator: rank {} is not in [0, {})", r, size()));
+    }
+    key += "-" + std::to_string(r);
+  }
+  const auto pos = std::find(ranks.begin(), ranks.end(), rank());
+  if (pos == ranks.end()) {
+    return recordError(makeError(ErrorCode::kInvalidArgument,
+                                 "subCommunicator: this rank ({}) is not in the list", rank()));
+  }
+  std::unique_ptr<Impl> impl;
+  COHORT_RETURN_IF_ERROR(recordError(Impl::create(
+      impl_->store_, impl_->prefix + "/" + key, impl_->token_, static_cast<int>(pos - ranks.begin()),
+      static_cast<int>(ranks.size()), impl_->device, &impl)));
+  out->reset(new Communicator(std::move(impl)));
+  return Status::Ok();
+}
+
+}  // namespace cohort

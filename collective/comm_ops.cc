@@ -1,0 +1,305 @@
+// The public collective calls: validate, then enqueue on the caller's stream.
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "collective/comm_impl.h"
+#include "collective/datatype.h"
+#include "common/error.h"
+
+namespace cohort {
+
+using collective::Coll;
+using collective::OpDesc;
+
+namespace {
+
+struct Pending {
+  Communicator::Impl* comm;
+  OpDesc op;
+  runtime::Stream* stream;
+};
+thread_local int tGroupDepth = 0;
+thread_local std::vector<Pending> tGroup;
+
+// A buffer the operation reads or writes must hold `bytes` (when the runtime
+// knows its allocation) and must not be memory of another device.
+Status checkBuffer(const char* role, const void* p, std::size_t bytes, int device,
+                   const OpDesc& op) {
+  if (bytes == 0) return Status::Ok();
+  if (p == nullptr) {
+    return makeError(ErrorCode::kInvalidArgument, "{}: {} is null", op.describe(), role);
+  }
+  runtime::PointerAttributes a;
+  COHORT_RETURN_IF_ERROR(runtime::pointerGetAttributes(p, &a));
+  if (a.isDevice && a.device >= 0 && a.device != device) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "{}: {} {} is memory of device {}, but the communicator runs on device {}",
+                     op.describe(), role, p, a.device, device);
+  }
+  if (a.allocationBase != nullptr) {
+    const std::size_t left = a.allocationSize - static_cast<std::size_t>(
+        static_cast<const char*>(p) - static_cast<const char*>(a.allocationBase));
+    if (bytes > left) {
+      return makeError(ErrorCode::kSizeOverflow,
+                       "{}: {} {} holds {} bytes, the operation needs {}", op.describe(), role, p,
+                       left, bytes);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Communicator::Impl::validate(const OpDesc& op, runtime::Stream* stream) const {
+  if (!collective::validType(op.type)) {
+    return makeError(ErrorCode::kInvalidArgument, "{}: unknown data type {}", collName(op.coll),
+                     static_cast<int>(op.type));
+  }
+  if (!collective::validOp(op.op) ||
+      (op.op == ReduceOp::kAvg && !collective::isFloat(op.type))) {
+    return makeError(ErrorCode::kInvalidArgument, "{}: reduce op {} is not valid for {}",
+                     collName(op.coll), static_cast<int>(op.op), dataTypeName(op.type));
+  }
+  if (op.root < 0 || op.root >= size) {
+    return makeError(ErrorCode::kInvalidArgument, "{}: root {} is not a rank of this "
+                     "communicator (size {})", collName(op.coll), op.root, size);
+  }
+  const std::size_t e = dataTypeSize(op.type);
+  if (op.count > std::numeric_limits<std::size_t>::max() / e / static_cast<std::size_t>(size)) {
+    return makeError(ErrorCode::kInvalidArgument, "{}: count {} overflows", collName(op.coll),
+                     op.count);
+  }
+  int streamDevice = -1;
+  COHORT_RETURN_IF_ERROR(runtime::streamGetDevice(stream, &streamDevice));
+  if (streamDevice != device) {
+    return makeError(ErrorCode::kInvalidArgument, "{}: the stream belongs to device {}, the "
+                     "communicator to device {}", collName(op.coll), streamDevice, device);
+  }
+  const std::size_t b = op.count * e, n = static_cast<std::size_t>(size);
+  const bool isRoot = rank == op.root;
+  switch (op.coll) {
+    case Coll::kAllReduce:
+      COHORT_RETURN_IF_ERROR(checkBuffer("sendbuf", op.input, b, device, op));
+      return checkBuffer("recvbuf", op.output, b, device, op);
+    case Coll::kAllGather:
+      COHORT_RETURN_IF_ERROR(checkBuffer("sendbuf", op.input, b, device, op));
+      return checkBuffer("recvbuf", op.output, b * n, device, op);
+    case Coll::kReduceScatter:
+      COHORT_RETURN_IF_ERROR(checkBuffer("sendbuf", op.input, b * n, device, op));
+      return checkBuffer("recvbuf", op.output, b, device, op);
+    case Coll::kBroadcast:
+      return checkBuffer("buffer", op.output, b, device, op);
+    case Coll::kReduce:
+      COHORT_RETURN_IF_ERROR(checkBuffer("sendbuf", op.input, b, device, op));
+      return isRoot ? checkBuffer("recvbuf", op.output, b, device, op) : Status::Ok();
+    case Coll::kGather:
+      COHORT_RETURN_IF_ERROR(checkBuffer("sendbuf", op.input, b, device, op));
+      return isRoot ? checkBuffer("recvbuf", op.output, b * n, device, op) : Status::Ok();
+    case Coll::kScatter:
+      COHORT_RETURN_IF_ERROR(isRoot ? checkBuffer("sendbuf", op.input, b * n, device, op)
+                                    : Status::Ok());
+      return checkBuffer("recvbuf", op.output, b, device, op);
+    case Coll::kAllToAll:
+      if (op.input == op.output && b > 0) {
+        return makeError(ErrorCode::kInvalidArgument, "{}: in-place alltoall is not supported "
+                         "(sendbuf == recvbuf)", op.describe());
+      }
+      COHORT_RETURN_IF_ERROR(checkBuffer("sendbuf", op.input, b * n, device, op));
+      return checkBuffer("recvbuf", op.output, b * n, device, op);
+    default:
+      return Status::Ok();
+  }
+}
+
+Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
+  if (aborted_.load()) {
+    return makeError(ErrorCode::kAborted, "{}: the communicator was aborted", collName(op.coll));
+  }
+  const Status failed = asyncError();
+  if (!failed.ok()) {
+    return makeError(failed.code(), "{}: the communicator failed earlier: {}", collName(op.coll),
+                     failed.message());
+  }
+  COHORT_RETURN_IF_ERROR(validate(op, stream));
+  if (tGroupDepth > 0) {
+    tGroup.push_back(Pending{this, std::move(op), stream});
+    return Status::Ok();
+  }
+  // Point-to-point calls involve two ranks only: they do not advance the
+  // collective sequence that every rank must agree on.
+  op.seq = op.coll == Coll::kSendRecv ? 0 : ++seq_;
+  COHORT_RETURN_IF_ERROR(runtime::eventRecord(before_, stream));
+  COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream_, before_));
+  COHORT_RETURN_IF_ERROR(runtime::launchKernel(stream_, [this, op](runtime::Stream*) {
+    Status s = runOp(op);
+    if (!s.ok()) setAsyncError(s);
+    return s;
+  }));
+  COHORT_RETURN_IF_ERROR(runtime::eventRecord(after_, stream_));
+  return runtime::streamWaitEvent(stream, after_);
+}
+
+Status Communicator::groupStart() {
+  ++tGroupDepth;
+  return Status::Ok();
+}
+
+Status Communicator::groupEnd() {
+  if (tGroupDepth == 0) {
+    return recordError(Status(ErrorCode::kInvalidUsage, "groupEnd without groupStart"));
+  }
+  if (--tGroupDepth > 0) return Status::Ok();
+  std::vector<Pending> pending;
+  pending.swap(tGroup);
+  // Sends and receives of one communicator and stream fuse into one batch, so
+  // they progress together; other operations keep their order.
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    Pending& p = pending[i];
+    if (p.op.coll == Coll::kSendRecv) {
+      for (std::size_t j = i + 1; j < pending.size(); ++j) {
+        Pending& q = pending[j];
+        if (q.comm == p.comm && q.stream == p.stream && q.op.coll == Coll::kSendRecv) {
+          p.op.items.insert(p.op.items.end(), q.op.items.begin(), q.op.items.end());
+          q.comm = nullptr;
+        }
+      }
+    }
+    if (p.comm != nullptr) COHORT_RETURN_IF_ERROR(recordError(p.comm->enqueue(std::move(p.op), p.stream)));
+  }
+  return Status::Ok();
+}
+
+namespace {
+OpDesc make(Coll c, const void* in, void* out, std::size_t count, DataType t,
+            ReduceOp op = ReduceOp::kSum, int root = 0) {
+  OpDesc d;
+  d.coll = c;
+  d.input = in;
+  d.output = out;
+  d.count = count;
+  d.type = t;
+  d.op = op;
+  d.root = root;
+  return d;
+}
+}  // namespace
+
+Status Communicator::allReduce(const void* send, void* recv, std::size_t count, DataType type,
+                               ReduceOp op, runtime::Stream* stream) {
+  return recordError(impl_->enqueue(make(Coll::kAllReduce, send, recv, count, type, op), stream));
+}
+Status Communicator::allGather(const void* send, void* recv, std::size_t count, DataType type,
+                               runtime::Stream* stream) {
+  return recordError(impl_->enqueue(make(Coll::kAllGather, send, recv, count, type), stream));
+}
+Status Communicator::reduceScatter(const void* send, void* recv, std::size_t count,
+                                   DataType type, ReduceOp op, runtime::Stream* stream) {
+  return recordError(impl_->enqueue(make(Coll::kReduceScatter, send, recv, count, type, op), stream));
+}
+Status Communicator::broadcast(void* buffer, std::size_t count, DataType type, int root,
+                               runtime::Stream* stream) {
+  return recordError(impl_->enqueue(
+      make(Coll::kBroadcast, buffer, buffer, count, type, ReduceOp::kSum, root), stream));
+}
+Status Communicator::reduce(const void* send, void* recv, std::size_t count, DataType type,
+                            ReduceOp op, int root, runtime::Stream* stream) {
+  return recordError(impl_->enqueue(make(Coll::kReduce, send, recv, count, type, op, root), stream));
+}
+Status Communicator::gather(const void* send, void* recv, std::size_t count, DataType type,
+                            int root, runtime::Stream* stream) {
+  return recordError(impl_->enqueue(
+      make(Coll::kGather, send, recv, count, type, ReduceOp::kSum, root), stream));
+}
+Status Communicator::scatter(const void* send, void* recv, std::size_t count, DataType type,
+                             int root, runtime::Stream* stream) {
+  return recordError(impl_->enqueue(
+      make(Coll::kScatter, send, recv, count, type, ReduceOp::kSum, root), stream));
+}
+Status Communicator::allToAll(const void* send, void* recv, std::size_t count, DataType type,
+                              runtime::Stream* stream) {
+  return recordError(impl_->enqueue(make(Coll::kAllToAll, send, recv, count, type), stream));
+}
+Status Communicator::barrier(runtime::Stream* stream) {
+  return recordError(impl_->enqueue(make(Coll::kBarrier, nullptr, nullptr, 0, DataType::kInt8), stream));
+}
+
+Status Communicator::allGatherV(const void* send, std::size_t sendCount, void* recv,
+                                const std::vector<std::size_t>& recvCounts,
+                                const std::vector<std::size_t>& displs, DataType type,
+                                runtime::Stream* stream) {
+  if (recvCounts.size() != static_cast<std::size_t>(size()) || displs.size() != recvCounts.size() ||
+      recvCounts[static_cast<std::size_t>(rank())] != sendCount) {
+    return recordError(makeError(ErrorCode::kInvalidArgument,
+                                 "allgatherv: recvCounts/displs need {} entries and "
+                                 "recvCounts[{}] must equal sendCount {}", size(), rank(), sendCount));
+  }
+  OpDesc d = make(Coll::kAllGatherV, send, recv, sendCount, type);
+  d.counts = recvCounts;
+  d.displs = displs;
+  return recordError(impl_->enqueue(std::move(d), stream));
+}
+
+Status Communicator::reduceScatterV(const void* send, const std::vector<std::size_t>& sendCounts,
+                                    const std::vector<std::size_t>& displs, void* recv,
+                                    std::size_t recvCount, DataType type, ReduceOp op,
+                                    runtime::Stream* stream) {
+  if (sendCounts.size() != static_cast<std::size_t>(size()) || displs.size() != sendCounts.size() ||
+      sendCounts[static_cast<std::size_t>(rank())] != recvCount) {
+    return recordError(makeError(ErrorCode::kInvalidArgument,
+                                 "reducescatterv: sendCounts/displs need {} entries and "
+                                 "sendCounts[{}] must equal recvCount {}", size(), rank(), recvCount));
+  }
+  OpDesc d = make(Coll::kReduceScatterV, send, recv, recvCount, type, op);
+  d.counts = sendCounts;
+  d.displs = displs;
+  return recordError(impl_->enqueue(std::move(d), stream));
+}
+
+Status Communicator::allToAllV(const void* send, const std::vector<std::size_t>& sendCounts,
+                               const std::vector<std::size_t>& sendDispls, void* recv,
+                               const std::vector<std::size_t>& recvCounts,
+                               const std::vector<std::size_t>& recvDispls, DataType type,
+                               runtime::Stream* stream) {
+  const auto n = static_cast<std::size_t>(size());
+  if (sendCounts.size() != n || sendDispls.size() != n || recvCounts.size() != n ||
+      recvDispls.size() != n) {
+    return recordError(makeError(ErrorCode::kInvalidArgument,
+                                 "alltoallv: counts and displacements need {} entries each", n));
+  }
+  OpDesc d = make(Coll::kAllToAllV, send, recv, 0, type);
+  d.counts = sendCounts;
+  d.displs = sendDispls;
+  d.counts2 = recvCounts;
+  d.displs2 = recvDispls;
+  return recordError(impl_->enqueue(std::move(d), stream));
+}
+
+Status Communicator::send(const void* buffer, std::size_t count, DataType type, int peer,
+                          runtime::Stream* stream) {
+  return batchSendRecv({SendRecvItem{true, const_cast<void*>(buffer), count, type, peer}}, stream);
+}
+Status Communicator::recv(void* buffer, std::size_t count, DataType type, int peer,
+                          runtime::Stream* stream) {
+  return batchSendRecv({SendRecvItem{false, buffer, count, type, peer}}, stream);
+}
+
+Status Communicator::batchSendRecv(const std::vector<SendRecvItem>& items,
+                                   runtime::Stream* stream) {
+  for (const auto& it : items) {
+    if (it.peer < 0 || it.peer >= size() || it.peer == rank()) {
+      return recordError(makeError(ErrorCode::kInvalidArgument,
+                                   "{}: peer {} is not another rank of this communicator (size {})",
+                                   it.isSend ? "send" : "recv", it.peer, size()));
+    }
+    if (!collective::validType(it.type) || (it.buffer == nullptr && it.count > 0)) {
+      return recordError(makeError(ErrorCode::kInvalidArgument, "{} to/from rank {}: null buffer "
+                                   "or unknown type", it.isSend ? "send" : "recv", it.peer));
+    }
+  }
+  OpDesc d = make(Coll::kSendRecv, nullptr, nullptr, 0, DataType::kInt8);
+  d.items = items;
+  return recordError(impl_->enqueue(std::move(d), stream));
+}
+
+}  // namespace cohort

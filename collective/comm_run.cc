@@ -1,0 +1,193 @@
+// Running one operation on the communicator's stream: choose the algorithm, then
+// the mesh or a schedule over the connections.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "collective/comm_impl.h"
+#include "collective/datatype.h"
+#include "collective/executor.h"
+#include "common/error.h"
+#include "common/log.h"
+
+namespace cohort {
+
+using collective::Algo;
+using collective::Buf;
+using collective::Coll;
+using collective::OpDesc;
+using collective::Schedule;
+using collective::Step;
+
+namespace {
+
+constexpr std::size_t kChainChunk = 512 << 10;
+
+Step p2p(Step::Op op, int peer, Buf buf, std::size_t offset, std::size_t bytes) {
+  Step s;
+  s.op = op;
+  s.peer = peer;
+  if (op == Step::Op::kSend) s.src = {buf, offset};
+  else s.dst = {buf, offset};
+  s.bytes = bytes;
+  return s;
+}
+
+// Variable-size collectives: every pair exchanges directly, one round per
+// distance, so reductions happen in a fixed order on every rank.
+Schedule vSchedule(const OpDesc& op, int rank, int size) {
+  Schedule s;
+  s.algorithm = op.coll == Coll::kAllToAllV ? "pairwise" : "linear";
+  const std::size_t e = dataTypeSize(op.type);
+  const auto r = static_cast<std::size_t>(rank);
+  auto& first = s.round();
+  switch (op.coll) {
+    case Coll::kAllGatherV:
+      first.push_back({Step::Op::kCopy, -1, {Buf::kInput, 0}, {Buf::kOutput, op.displs[r] * e},
+                       op.counts[r] * e});
+      break;
+    case Coll::kReduceScatterV:
+      first.push_back({Step::Op::kCopy, -1, {Buf::kInput, op.displs[r] * e}, {Buf::kOutput, 0},
+                       op.counts[r] * e});
+      break;
+    case Coll::kAllToAllV:
+      first.push_back({Step::Op::kCopy, -1, {Buf::kInput, op.displs[r] * e},
+                       {Buf::kOutput, op.displs2[r] * e}, op.counts[r] * e});
+      break;
+    default:
+      break;
+  }
+  for (int step = 1; step < size; ++step) {
+    const auto to = static_cast<std::size_t>((rank + step) % size);
+    const auto from = static_cast<std::size_t>((rank - step + size) % size);
+    auto& round = s.round();
+    switch (op.coll) {
+      case Coll::kAllGatherV:
+        round.push_back(p2p(Step::Op::kSend, static_cast<int>(to), Buf::kInput, 0, op.counts[r] * e));
+        round.push_back(p2p(Step::Op::kRecv, static_cast<int>(from), Buf::kOutput,
+                            op.displs[from] * e, op.counts[from] * e));
+        break;
+      case Coll::kReduceScatterV: {
+        round.push_back(p2p(Step::Op::kSend, static_cast<int>(to), Buf::kInput,
+                            op.displs[to] * e, op.counts[to] * e));
+        Step rr{Step::Op::kRecvReduce, static_cast<int>(from), {Buf::kOutput, 0},
+                {Buf::kOutput, 0}, op.counts[r] * e};
+        round.push_back(rr);
+        break;
+      }
+      case Coll::kAllToAllV:
+        round.push_back(p2p(Step::Op::kSend, static_cast<int>(to), Buf::kInput,
+                            op.displs[to] * e, op.counts[to] * e));
+        round.push_back(p2p(Step::Op::kRecv, static_cast<int>(from), Buf::kOutput,
+                            op.displs2[from] * e, op.counts2[from] * e));
+        break;
+      default:
+        break;
+    }
+  }
+  return s;
+}
+
+Schedule buildSchedule(const OpDesc& op, Algo algo, int rank, int size) {
+  const std::size_t e = dataTypeSize(op.type);
+  switch (op.coll) {
+    case Coll::kAllReduce:
+      return algo == Algo::kHalvingDoubling
+                 ? collective::halvingDoublingAllReduce(rank, size, op.count, e, op.inPlace())
+                 : collective::ringAllReduce(rank, size, op.count, e, op.inPlace());
+    case Coll::kAllGather:
+      return collective::ringAllGather(rank, size, op.count, e,
+                                       static_cast<const char*>(op.input) ==
+                                           static_cast<const char*>(op.output) + op.count * e * rank);
+    case Coll::kReduceScatter: return collective::ringReduceScatter(rank, size, op.count, e);
+    case Coll::kBroadcast:
+      return algo == Algo::kChain
+                 ? collective::chainBroadcast(rank, size, op.root, op.count, e, kChainChunk)
+                 : collective::treeBroadcast(rank, size, op.root, op.count, e);
+    case Coll::kReduce:
+      return collective::treeReduce(rank, size, op.root, op.count, e, op.inPlace());
+    case Coll::kGather: return collective::linearGather(rank, size, op.root, op.count, e);
+    case Coll::kScatter: return collective::linearScatter(rank, size, op.root, op.count, e);
+    case Coll::kAllToAll: return collective::pairwiseAllToAll(rank, size, op.count, e);
+    case Coll::kBarrier: return collective::disseminationBarrier(rank, size);
+    default: return vSchedule(op, rank, size);
+  }
+}
+
+}  // namespace
+
+Status Communicator::Impl::runSendRecv(const OpDesc& op, Deadline deadline) {
+  std::vector<transport::Connection*> active;
+  for (const auto& it : op.items) {
+    transport::Connection* c = connPtrs_[static_cast<std::size_t>(it.peer)];
+    const std::size_t bytes = it.count * dataTypeSize(it.type);
+    Status s = it.isSend ? c->postSend(it.buffer, bytes) : c->postRecv(it.buffer, bytes);
+    if (!s.ok()) return s;
+    if (std::find(active.begin(), active.end(), c) == active.end()) active.push_back(c);
+  }
+  if (active.empty()) return Status::Ok();
+  return transport::waitIdle(active.data(), active.size(), deadline,
+                             fmt::format("send/recv with {} peer(s) on rank {}", active.size(), rank));
+}
+
+Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline deadline) {
+  const Schedule sched = buildSchedule(op, algo, rank, size);
+  collective::ExecBuffers bufs;
+  bufs.input = static_cast<const char*>(op.input);
+  bufs.output = static_cast<char*>(op.output);
+  if (op.coll == Coll::kBroadcast) bufs.input = bufs.output;
+  if (sched.scratchBytes > 0) {
+    void* p = nullptr;
+    COHORT_RETURN_IF_ERROR(scratch(sched.scratchBytes, &p));
+    bufs.scratch = static_cast<char*>(p);
+  }
+  const auto& red = collective::reductionFor(op.type, op.op);
+  COHORT_RETURN_IF_ERROR(collective::execute(sched, bufs, connPtrs_, red, op, rank, deadline));
+  if (op.op == ReduceOp::kAvg) {
+    std::size_t count = 0;
+    if (op.coll == Coll::kAllReduce || op.coll == Coll::kReduceScatter ||
+        op.coll == Coll::kReduceScatterV || (op.coll == Coll::kReduce && rank == op.root)) {
+      count = op.count;
+    }
+    if (count > 0) collective::finishAverage(op.output, count, op.type, size);
+  }
+  return Status::Ok();
+}
+
+Status Communicator::Impl::runOp(const OpDesc& op) {
+  if (aborted_.load()) return makeError(ErrorCode::kAborted, "{}: aborted", op.describe());
+  const Deadline deadline = execDeadline();
+  if (op.coll == Coll::kSendRecv) return runSendRecv(op, deadline);
+  if (size == 1) {
+    // One rank: the result is the input (avg of one value is itself).
+    const std::size_t e = dataTypeSize(op.type);
+    std::size_t bytes = op.count * e;
+    if (op.coll == Coll::kAllToAllV || op.coll == Coll::kAllGatherV ||
+        op.coll == Coll::kReduceScatterV) {
+      bytes = op.counts.empty() ? 0 : op.counts[0] * e;
+    }
+    const char* src = static_cast<const char*>(op.input) +
+                      (op.coll == Coll::kAllToAllV || op.coll == Coll::kReduceScatterV
+                           ? op.displs[0] * e : 0);
+    char* dst = static_cast<char*>(op.output) +
+                (op.coll == Coll::kAllToAllV ? op.displs2[0] * e
+                 : op.coll == Coll::kAllGatherV ? op.displs[0] * e : 0);
+    if (bytes > 0 && op.coll != Coll::kBroadcast && op.coll != Coll::kBarrier && src != dst) {
+      std::memmove(dst, src, bytes);
+    }
+    return Status::Ok();
+  }
+  Algo algo = Algo::kAuto;
+  COHORT_RETURN_IF_ERROR(collective::selectAlgorithm(op, topo_, overrides_, &algo));
+  lastChoice = fmt::format("{}={} {}", collName(op.coll), collective::algoName(algo),
+                           algo == Algo::kMesh ? "shm" : (connPtrs_[rank == 0 ? 1 : 0]->kind()));
+  COHORT_LOG(kInfo, "collective", "{} start: {}", op.describe(), lastChoice);
+  Status s = algo == Algo::kMesh ? mesh_->run(op, deadline, aborted_)
+                                 : runSchedule(op, algo, deadline);
+  COHORT_LOG(kInfo, "collective", "{} end: {}", op.describe(), s.toString());
+  if (!s.ok()) return makeError(s.code(), "rank {}: {}", rank, s.message());
+  return s;
+}
+
+}  // namespace cohort

@@ -1,0 +1,30 @@
+// Runs a Schedule on this rank's buffers with its connections.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collective/op.h"
+#include "collective/schedule.h"
+#include "transport/connection.h"
+
+namespace cohort::collective {
+
+struct ExecBuffers {
+  const char* input = nullptr;
+  char* output = nullptr;
+  char* scratch = nullptr;
+};
+
+/// `conns[p]` is the connection to group rank p (null for self). Before any data
+/// moves, this rank and every peer of the schedule exchange the operation's
+/// fingerprint; a difference fails the operation on both sides with kMismatch
+/// naming the parameter and both values, and no buffer is touched. `what` names
+/// the operation in errors; the timeout error also names the round and the
+/// peer(s) still pending.
+Status execute(const Schedule& schedule, const ExecBuffers& buffers,
+               const std::vector<transport::Connection*>& conns,
+               const transport::Reduction& reduction, const OpDesc& op, int rank,
+               Deadline deadline);
+
+}  // namespace cohort::collective

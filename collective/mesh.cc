@@ -1,0 +1,307 @@
+#include "collective/mesh.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "collective/datatype.h"
+#include "collective/schedule.h"
+#include "common/error.h"
+
+namespace cohort::collective {
+
+using transport::shm::ControlBlock;
+using transport::shm::kStagingBytes;
+using transport::shm::OpSlot;
+using transport::shm::SegmentRef;
+
+namespace {
+constexpr std::size_t kSmallBytes = 16 << 10;  // one-barrier staging path up to here
+constexpr std::size_t kChunkBytes = 32 << 10;  // reduction block kept in cache
+constexpr auto kLivenessEvery = std::chrono::milliseconds(200);
+constexpr std::int32_t kNoBuffer = -2;
+
+std::size_t inBytes(const OpDesc& op, int n) {
+  const std::size_t b = op.count * dataTypeSize(op.type);
+  switch (op.coll) {
+    case Coll::kReduceScatter: case Coll::kScatter: case Coll::kAllToAll: return b * n;
+    case Coll::kBarrier: return 0;
+    default: return b;
+  }
+}
+std::size_t outBytes(const OpDesc& op, int n) {
+  const std::size_t b = op.count * dataTypeSize(op.type);
+  switch (op.coll) {
+    case Coll::kAllGather: case Coll::kGather: case Coll::kAllToAll: return b * n;
+    case Coll::kBarrier: return 0;
+    default: return b;
+  }
+}
+}  // namespace
+
+struct Mesh::Views {
+  std::vector<const char*> in;
+  std::vector<char*> out;
+};
+
+Mesh::Mesh(transport::shm::ShmTransport* shm,
+           std::vector<const transport::shm::ShmPeer*> members, int me,
+           std::function<Status(std::size_t, void**)> scratch)
+    : shm_(shm), members_(std::move(members)), me_(me), n_(static_cast<int>(members_.size())),
+      scratch_(std::move(scratch)) {}
+
+bool Mesh::supports(Coll c) {
+  switch (c) {
+    case Coll::kAllReduce: case Coll::kAllGather: case Coll::kReduceScatter:
+    case Coll::kBroadcast: case Coll::kReduce: case Coll::kGather: case Coll::kScatter:
+    case Coll::kAllToAll: case Coll::kBarrier:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Status Mesh::barrier(const OpDesc& op, const char* phase, Deadline deadline,
+                     const std::atomic<bool>& aborted) {
+  ++barriers_;
+  const std::uint64_t target = barriers_ * static_cast<std::uint64_t>(n_);
+  ControlBlock* lead = members_[0]->block;
+  members_[static_cast<std::size_t>(me_)]->block->arrive.store(barriers_, std::memory_order_release);
+  if (lead->shared.fetch_add(1, std::memory_order_acq_rel) + 1 == target) lead->sharedWake.notifyAll();
+  auto ready = [&] { return lead->shared.load(std::memory_order_acquire) >= target; };
+  for (;;) {
+    Deadline slice = Deadline::after(kLivenessEvery);
+    if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
+    if (lead->sharedWake.waitUntil(ready, slice)) return Status::Ok();
+    if (aborted.load()) {
+      return makeError(ErrorCode::kAborted, "{} aborted on this rank ({})", op.describe(), phase);
+    }
+    std::string late;
+    for (int j = 0; j < n_; ++j) {
+      const auto* m = members_[static_cast<std::size_t>(j)];
+      if (j == me_) continue;
+      if (kill(m->pid, 0) != 0 && errno == ESRCH) {
+        return makeError(ErrorCode::kRemoteError,
+                         "remote rank {} died (process {} is gone) during {} ({})", m->rank,
+                         m->pid, op.describe(), phase);
+      }
+      if (m->block->arrive.load(std::memory_order_acquire) < barriers_) {
+        late += (late.empty() ? "" : ", ") + std::to_string(m->rank);
+      }
+    }
+    if (deadline.expired()) {
+      return makeError(ErrorCode::kTimeout,
+                       "{} timed out (COHORT_EXEC_TIMEOUT) at step '{}' waiting for rank(s) {}",
+                       op.describe(), phase, late.empty() ? "?" : late);
+    }
+  }
+}
+
+Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline deadline,
+                     const std::atomic<bool>& aborted, Views* views) {
+  const std::size_t slot = op.seq % 2;
+  OpSlot& mine = members_[static_cast<std::size_t>(me_)]->block->op[slot];
+  auto ref = [&](const void* p, SegmentRef* r) {
+    if (p == nullptr) {
+      *r = SegmentRef{kNoBuffer, 0, 0};
+      return Status::Ok();
+    }
+    return shm_->refOf(p, r);
+  };
+  COHORT_RETURN_IF_ERROR(ref(in, &mine.input));
+  COHORT_RETURN_IF_ERROR(ref(out, &mine.output));
+  const auto fp = op.fingerprint();
+  std::copy(fp.begin(), fp.end(), mine.fingerprint);
+  mine.seq.store(op.seq, std::memory_order_release);
+  COHORT_RETURN_IF_ERROR(barrier(op, "arrival", deadline, aborted));
+  views->in.assign(static_cast<std::size_t>(n_), nullptr);
+  views->out.assign(static_cast<std::size_t>(n_), nullptr);
+  for (int j = 0; j < n_; ++j) {
+    const auto* m = members_[static_cast<std::size_t>(j)];
+    const OpSlot& theirs = m->block->op[slot];
+    std::array<std::uint64_t, 4> tfp;
+    std::copy(theirs.fingerprint, theirs.fingerprint + 4, tfp.begin());
+    const std::string diff = fingerprintDiff(fp, tfp);
+    if (!diff.empty()) {
+      return makeError(ErrorCode::kMismatch,
+                       "mismatched collective between rank {} and rank {}: {} (this rank: {})",
+                       members_[static_cast<std::size_t>(me_)]->rank, m->rank, diff,
+                       op.describe());
+    }
+    if (theirs.input.device != kNoBuffer) views->in[static_cast<std::size_t>(j)] = static_cast<const char*>(m->translate(theirs.input));
+    if (theirs.output.device != kNoBuffer) views->out[static_cast<std::size_t>(j)] = static_cast<char*>(m->translate(theirs.output));
+  }
+  return Status::Ok();
+}
+
+// out = in[0] (op) in[1] (op) ... over [offset, offset + bytes), in cache-sized
+// blocks, always in rank order: every rank computes bit-identical results.
+static void reduceAll(const std::vector<const char*>& in, std::size_t offset, std::size_t bytes,
+                      const transport::Reduction& red, char* out) {
+  if (in.size() == 1) {
+    std::memmove(out, in[0] + offset, bytes);
+    return;
+  }
+  red.fn(out, in[0] + offset, in[1] + offset, bytes, red.context);
+  for (std::size_t j = 2; j < in.size(); ++j) red.fn(out, out, in[j] + offset, bytes, red.context);
+}
+
+// Reduces [offset, offset + bytes) of every input through a cache-sized block and
+// hands each finished block to `sink(offsetInRange, data, len)`. The inputs are
+// read before any output is written, so in-place operations are safe.
+template <typename Sink>
+static void reduceBlocks(const OpDesc& op, int n, const std::vector<const char*>& in,
+                         std::size_t offset, std::size_t bytes, Sink&& sink) {
+  static thread_local std::vector<char> acc(kChunkBytes);
+  const std::size_t e = dataTypeSize(op.type);
+  const std::size_t chunk = kChunkBytes / e * e;
+  const auto& red = reductionFor(op.type, op.op);
+  for (std::size_t done = 0; done < bytes; done += chunk) {
+    const std::size_t len = std::min(chunk, bytes - done);
+    reduceAll(in, offset + done, len, red, acc.data());
+    if (op.op == ReduceOp::kAvg) finishAverage(acc.data(), len / e, op.type, n);
+    sink(done, acc.data(), len);
+  }
+}
+
+void Mesh::work(const OpDesc& op, const Views& v) {
+  const std::size_t e = dataTypeSize(op.type);
+  const std::size_t b = op.count * e;
+  const auto me = static_cast<std::size_t>(me_);
+  switch (op.coll) {
+    case Coll::kAllReduce: {
+      const Block mine = blockOf(op.count, n_, me_);
+      const std::size_t start = mine.offset * e;
+      reduceBlocks(op, n_, v.in, start, mine.count * e,
+                   [&](std::size_t off, const char* data, std::size_t len) {
+                     for (char* o : v.out) std::memcpy(o + start + off, data, len);
+                   });
+      break;
+    }
+    case Coll::kReduceScatter:
+      reduceBlocks(op, n_, v.in, me * b, b, [&](std::size_t off, const char* data, std::size_t len) {
+        std::memcpy(v.out[me] + off, data, len);
+      });
+      break;
+    case Coll::kReduce: {
+      const Block mine = blockOf(op.count, n_, me_);
+      char* dst = v.out[static_cast<std::size_t>(op.root)] + mine.offset * e;
+      reduceBlocks(op, n_, v.in, mine.offset * e, mine.count * e,
+                   [&](std::size_t off, const char* data, std::size_t len) {
+                     std::memcpy(dst + off, data, len);
+                   });
+      break;
+    }
+    case Coll::kAllGather:
+      for (char* o : v.out) std::memmove(o + me * b, v.in[me], b);
+      break;
+    case Coll::kBroadcast:
+      if (me_ != op.root) std::memcpy(v.out[me], v.in[static_cast<std::size_t>(op.root)], b);
+      break;
+    case Coll::kGather:
+      std::memmove(v.out[static_cast<std::size_t>(op.root)] + me * b, v.in[me], b);
+      break;
+    case Coll::kScatter:
+      std::memcpy(v.out[me], v.in[static_cast<std::size_t>(op.root)] + me * b, b);
+      break;
+    case Coll::kAllToAll:
+      for (std::size_t j = 0; j < v.out.size(); ++j) std::memcpy(v.out[j] + me * b, v.in[me] + j * b, b);
+      break;
+    default:
+      break;
+  }
+}
+
+Status Mesh::hostFallback(const OpDesc& op, std::size_t inB, std::size_t outB, const void** in,
+                          void** out) {
+  // Buffers outside every segment cannot be mapped by peers: go through scratch.
+  transport::shm::SegmentRef r;
+  const bool inOk = *in == nullptr || shm_->refOf(*in, &r).ok();
+  const bool outOk = *out == nullptr || shm_->refOf(*out, &r).ok();
+  if (inOk && outOk) return Status::Ok();
+  void* area = nullptr;
+  COHORT_RETURN_IF_ERROR(scratch_(inB + outB + 128, &area));
+  char* base = static_cast<char*>(area);
+  if (!inOk) {
+    std::memcpy(base, *in, inB);
+    if (*in == *out) *out = base;
+    *in = base;
+  }
+  if (!outOk && *out != *in) *out = base + (inB + 63) / 64 * 64;
+  return Status::Ok();
+}
+
+Status Mesh::large(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
+  const std::size_t inB = inBytes(op, n_), outB = outBytes(op, n_);
+  const void* in = op.input;
+  void* out = op.output;
+  if (op.coll == Coll::kBroadcast) in = out;  // one buffer
+  COHORT_RETURN_IF_ERROR(hostFallback(op, inB, outB, &in, &out));
+  Views v;
+  COHORT_RETURN_IF_ERROR(publish(op, in, out, deadline, aborted, &v));
+  work(op, v);
+  COHORT_RETURN_IF_ERROR(barrier(op, "completion", deadline, aborted));
+  if (out != op.output && op.output != nullptr) std::memcpy(op.output, out, outB);
+  return Status::Ok();
+}
+
+Status Mesh::small(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
+  const std::size_t e = dataTypeSize(op.type);
+  const std::size_t b = op.count * e;
+  const std::size_t slot = op.seq % 2;
+  const auto me = static_cast<std::size_t>(me_);
+  unsigned char* mine = members_[me]->block->staging[slot];
+  const void* src = op.coll == Coll::kBroadcast ? op.output : op.input;
+  if (src != nullptr && (op.coll != Coll::kBroadcast || me_ == op.root)) {
+    std::memcpy(mine, src, inBytes(op, n_));
+  }
+  Views v;
+  COHORT_RETURN_IF_ERROR(publish(op, nullptr, nullptr, deadline, aborted, &v));
+  std::vector<const char*> staged(static_cast<std::size_t>(n_));
+  for (std::size_t j = 0; j < staged.size(); ++j) {
+    staged[j] = reinterpret_cast<const char*>(members_[j]->block->staging[slot]);
+  }
+  const auto& red = reductionFor(op.type, op.op);
+  switch (op.coll) {
+    case Coll::kAllReduce:
+      reduceAll(staged, 0, b, red, static_cast<char*>(op.output));
+      if (op.op == ReduceOp::kAvg) finishAverage(op.output, op.count, op.type, n_);
+      break;
+    case Coll::kReduceScatter:
+      reduceAll(staged, me * b, b, red, static_cast<char*>(op.output));
+      if (op.op == ReduceOp::kAvg) finishAverage(op.output, op.count, op.type, n_);
+      break;
+    case Coll::kAllGather:
+      for (std::size_t j = 0; j < staged.size(); ++j) {
+        std::memcpy(static_cast<char*>(op.output) + j * b, staged[j], b);
+      }
+      break;
+    case Coll::kBroadcast:
+      if (me_ != op.root) std::memcpy(op.output, staged[static_cast<std::size_t>(op.root)], b);
+      break;
+    default:
+      break;
+  }
+  return Status::Ok();
+}
+
+Status Mesh::run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
+  const std::size_t e = dataTypeSize(op.type);
+  const std::size_t b = op.count * e;
+  if (op.coll == Coll::kBarrier) {
+    Views v;
+    return publish(op, nullptr, nullptr, deadline, aborted, &v);
+  }
+  const bool smallPath =
+      (op.coll == Coll::kAllReduce || op.coll == Coll::kAllGather ||
+       op.coll == Coll::kBroadcast) ? b <= kSmallBytes
+      : op.coll == Coll::kReduceScatter ? b * static_cast<std::size_t>(n_) <= kSmallBytes
+                                        : false;
+  static_assert(kSmallBytes <= kStagingBytes, "staging slot too small");
+  return smallPath ? small(op, deadline, aborted) : large(op, deadline, aborted);
+}
+
+}  // namespace cohort::collective

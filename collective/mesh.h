@@ -1,0 +1,49 @@
+// Direct ("mesh") collectives among the ranks of one node: every rank maps every
+// other's buffers (shared-memory transport), so an operation is one pass over the
+// data between two node-wide barriers. Up to a few KiB, data goes through
+// double-buffered staging slots instead, with one barrier per call.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "collective/op.h"
+#include "transport/shm/shm_transport.h"
+
+namespace cohort::collective {
+
+/// Owned by the communicator; used from its stream's worker thread only.
+class Mesh {
+ public:
+  /// `members[i]` is local index i (self included); all ranks of the group are on
+  /// this node. `scratch(bytes)` returns device memory of this rank (in its
+  /// segment) for buffers that are plain host memory.
+  Mesh(transport::shm::ShmTransport* shm, std::vector<const transport::shm::ShmPeer*> members,
+       int me, std::function<Status(std::size_t, void**)> scratch);
+
+  /// Whether the mesh implements this operation.
+  static bool supports(Coll coll);
+  Status run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
+
+ private:
+  struct Views;  // the peers' buffers of one op, mapped here
+  Status barrier(const OpDesc& op, const char* phase, Deadline deadline,
+                 const std::atomic<bool>& aborted);
+  Status publish(const OpDesc& op, const void* in, const void* out, Deadline deadline,
+                 const std::atomic<bool>& aborted, Views* views);
+  Status small(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
+  Status large(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
+  void work(const OpDesc& op, const Views& v);
+  Status hostFallback(const OpDesc& op, std::size_t inBytes, std::size_t outBytes,
+                      const void** in, void** out);
+
+  transport::shm::ShmTransport* shm_;
+  std::vector<const transport::shm::ShmPeer*> members_;
+  const int me_;
+  const int n_;
+  std::function<Status(std::size_t, void**)> scratch_;
+  std::uint64_t barriers_ = 0;  // barriers passed by this group so far
+};
+
+}  // namespace cohort::collective

@@ -1,0 +1,54 @@
+#include "collective/op.h"
+
+#include <fmt/format.h>
+
+namespace cohort::collective {
+
+const char* collName(Coll c) {
+  static const char* kNames[] = {"allreduce", "allgather", "allgatherv", "reducescatter",
+                                 "reducescatterv", "broadcast", "reduce", "gather", "scatter",
+                                 "alltoall", "alltoallv", "sendrecv", "barrier"};
+  const int i = static_cast<int>(c);
+  return i >= 0 && i < kCollCount ? kNames[i] : "unknown";
+}
+
+std::array<std::uint64_t, 4> OpDesc::fingerprint() const {
+  // V-variants legitimately differ in counts between ranks: only the rest must agree.
+  const bool variable = coll == Coll::kAllGatherV || coll == Coll::kReduceScatterV ||
+                        coll == Coll::kAllToAllV || coll == Coll::kSendRecv;
+  return {(seq << 8) | static_cast<std::uint64_t>(coll), variable ? 0 : count,
+          static_cast<std::uint64_t>(type) | (static_cast<std::uint64_t>(op) << 8),
+          static_cast<std::uint64_t>(static_cast<std::int64_t>(root))};
+}
+
+std::string OpDesc::describe() const {
+  return fmt::format("{} #{} ({} x {}, {}, root {})", collName(coll), seq, count,
+                     dataTypeName(type), reduceOpName(op), root);
+}
+
+std::string fingerprintDiff(const std::array<std::uint64_t, 4>& a,
+                            const std::array<std::uint64_t, 4>& b) {
+  if ((a[0] & 0xff) != (b[0] & 0xff)) {
+    return fmt::format("collective: {} vs {}", collName(static_cast<Coll>(a[0] & 0xff)),
+                       collName(static_cast<Coll>(b[0] & 0xff)));
+  }
+  if ((a[0] >> 8) != (b[0] >> 8)) {
+    return fmt::format("operation sequence number: {} vs {}", a[0] >> 8, b[0] >> 8);
+  }
+  if (a[1] != b[1]) return fmt::format("count: {} vs {}", a[1], b[1]);
+  if ((a[2] & 0xff) != (b[2] & 0xff)) {
+    return fmt::format("data type: {} vs {}", dataTypeName(static_cast<DataType>(a[2] & 0xff)),
+                       dataTypeName(static_cast<DataType>(b[2] & 0xff)));
+  }
+  if ((a[2] >> 8) != (b[2] >> 8)) {
+    return fmt::format("reduce op: {} vs {}", reduceOpName(static_cast<ReduceOp>(a[2] >> 8)),
+                       reduceOpName(static_cast<ReduceOp>(b[2] >> 8)));
+  }
+  if (a[3] != b[3]) {
+    return fmt::format("root: {} vs {}", static_cast<std::int64_t>(a[3]),
+                       static_cast<std::int64_t>(b[3]));
+  }
+  return "";
+}
+
+}  // namespace cohort::collective

@@ -1,0 +1,80 @@
+// Algorithms as data: an algorithm builds a Schedule (rounds of steps over byte
+// ranges of the operation's buffers); the Executor runs it with connections.
+// Schedules print, so tests check them without any I/O.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cohort::collective {
+
+enum class Buf : std::uint8_t { kInput, kOutput, kScratch };
+
+struct Range {
+  Buf buf = Buf::kOutput;
+  std::size_t offset = 0;  // bytes
+};
+
+struct Step {
+  enum class Op : std::uint8_t {
+    kSend,        // send `bytes` from src to peer
+    kRecv,        // receive `bytes` from peer into dst
+    kRecvReduce,  // dst = src (op) message from peer
+    kCopy,        // dst = src (local)
+    kReduce,      // dst = dst (op) src (local)
+  };
+  Op op = Op::kCopy;
+  int peer = -1;
+  Range src;
+  Range dst;
+  std::size_t bytes = 0;
+};
+
+/// Rounds run in order. In a round, local steps (copy, reduce) run first, then
+/// every send and receive of the round is posted and the round completes when all
+/// are done: the sends and receives of one round progress together.
+struct Schedule {
+  std::string algorithm;
+  std::vector<std::vector<Step>> rounds;
+  std::size_t scratchBytes = 0;
+  /// One line per step: "r0: send 1024B out+0 -> 1", for tests and COHORT_LOG.
+  std::string toString() const;
+  /// Appends a new round and returns it.
+  std::vector<Step>& round() { return rounds.emplace_back(); }
+};
+
+/// Splits `total` elements into `parts` near-equal blocks (the first total % parts
+/// get one more); returns the element offset and count of block i.
+struct Block {
+  std::size_t offset;
+  std::size_t count;
+};
+Block blockOf(std::size_t total, int parts, int i);
+
+// Builders. All sizes are in elements of `elem` bytes; rank/size are positions in
+// the group the schedule runs over (peer numbers in steps are group ranks).
+Schedule ringAllReduce(int rank, int size, std::size_t count, std::size_t elem, bool inPlace);
+Schedule halvingDoublingAllReduce(int rank, int size, std::size_t count, std::size_t elem,
+                                  bool inPlace);
+Schedule ringAllGather(int rank, int size, std::size_t count, std::size_t elem, bool inPlace);
+/// Input: size * count elements; output: count (this rank's block).
+Schedule ringReduceScatter(int rank, int size, std::size_t count, std::size_t elem);
+Schedule treeBroadcast(int rank, int size, int root, std::size_t count, std::size_t elem);
+/// Chain with pipelined chunks: for large broadcasts.
+Schedule chainBroadcast(int rank, int size, int root, std::size_t count, std::size_t elem,
+                        std::size_t chunkBytes);
+/// The root's result lands in the output; others use scratch.
+Schedule treeReduce(int rank, int size, int root, std::size_t count, std::size_t elem,
+                    bool inPlace);
+Schedule linearGather(int rank, int size, int root, std::size_t count, std::size_t elem);
+Schedule linearScatter(int rank, int size, int root, std::size_t count, std::size_t elem);
+Schedule pairwiseAllToAll(int rank, int size, std::size_t count, std::size_t elem);
+
+}  // namespace cohort::collective
+
+namespace cohort::collective {
+/// Zero-byte messages in log2(size) rounds.
+Schedule disseminationBarrier(int rank, int size);
+}  // namespace cohort::collective

@@ -1,0 +1,112 @@
+// The order matters: signals are blocked before the store server's thread
+// starts; the program is found before anything is spawned, so a typo fails once
+// instead of once per rank; log files are opened before the first rank runs.
+#include "launcher/launcher.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "launcher/job_store_host.h"
+#include "launcher/supervisor.h"
+
+extern char** environ;
+
+namespace cohort::launcher {
+
+namespace {
+
+int fail(int code, const std::string& message) {
+  writeAll(STDERR_FILENO, "cohortrun: " + message + "\n");
+  return code;
+}
+
+// Pipes opened later must never land on 0, 1 or 2 (see rank_process.cc).
+void ensureStandardDescriptors() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      const int opened = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+      if (opened >= 0 && opened != fd) {
+        ::dup2(opened, fd);
+        ::close(opened);
+      }
+    }
+  }
+}
+
+Status openLogs(const std::string& dir, const LaunchPlan& plan, std::vector<int>* fds) {
+  fds->assign(plan.ranks.size(), -1);
+  if (dir.empty()) return Status::Ok();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return makeError(ErrorCode::kSystemError, "--log-dir {}: cannot create it: {}", dir,
+                     ec.message());
+  }
+  for (std::size_t i = 0; i < plan.ranks.size(); ++i) {
+    const std::string path = dir + "/rank-" + std::to_string(plan.ranks[i].rank) + ".log";
+    (*fds)[i] = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if ((*fds)[i] < 0) {
+      const int err = errno;
+      for (int fd : *fds) {
+        if (fd >= 0) ::close(fd);
+      }
+      return systemError(err, "--log-dir: cannot open " + path);
+    }
+  }
+  return Status::Ok();
+}
+
+// Starts every rank; the first that cannot start stops the job.
+void spawnAll(const LaunchOptions& options, const LaunchPlan& plan, const std::string& program,
+              const JobStoreHost& store, const std::vector<int>& logFds, Supervisor* supervisor) {
+  for (std::size_t i = 0; i < plan.ranks.size(); ++i) {
+    const RankSlot& slot = plan.ranks[i];
+    const auto env = mergeEnvironment(environ, store.rankVariables(plan, slot));
+    RankProcess process;
+    const Status s = spawnRank(program, options.command, env, &process);
+    if (!s.ok()) {
+      for (std::size_t j = i; j < logFds.size(); ++j) {
+        if (logFds[j] >= 0) ::close(logFds[j]);
+      }
+      supervisor->spawnFailed(slot.rank, s.message());
+      return;
+    }
+    supervisor->addRank(slot.rank, process, logFds[i]);
+  }
+  COHORT_LOG(kInfo, "launcher", "started ranks {}..{} of {} on node {} of {}",
+             plan.ranks.front().rank, plan.ranks.back().rank, plan.worldSize, plan.nodeRank,
+             plan.nodeCount);
+}
+
+}  // namespace
+
+int runJob(const LaunchOptions& options) {
+  ensureStandardDescriptors();
+  std::unique_ptr<SignalChannel> signals;
+  Status s = SignalChannel::open(&signals);
+  if (!s.ok()) return fail(1, s.message());
+  LaunchPlan plan;
+  s = makeLaunchPlan(options, &plan);
+  if (!s.ok()) return fail(1, s.message());
+  std::string program;
+  const char* path = std::getenv("PATH");
+  s = resolveProgram(options.command[0], path ? path : "/usr/local/bin:/usr/bin:/bin", &program);
+  if (!s.ok()) return fail(127, s.message());
+  std::unique_ptr<JobStoreHost> store;
+  s = JobStoreHost::start(plan, &store);
+  if (!s.ok()) return fail(1, "cannot start the job's store: " + s.message());
+  std::vector<int> logFds;
+  s = openLogs(options.logDir, plan, &logFds);
+  if (!s.ok()) return fail(1, s.message());
+  Supervisor supervisor({options.graceS, options.timeoutS}, signals.get());
+  spawnAll(options, plan, program, *store, logFds, &supervisor);
+  return supervisor.run();
+}
+
+}  // namespace cohort::launcher

@@ -1,0 +1,288 @@
+// Communicator behaviour: stream ordering, overlap, split, mismatches, bad
+// arguments, abort. Ranks as threads.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "collective/expect.h"
+#include "collective/rank_pool.h"
+#include "test_util.h"
+
+namespace cohort::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string join(const std::vector<std::string>& results) {
+  std::string out;
+  for (std::size_t r = 0; r < results.size(); ++r) {
+    if (!results[r].empty()) out += "\n rank " + std::to_string(r) + ": " + results[r];
+  }
+  return out;
+}
+#define EXPECT_ALL_OK(results) EXPECT_TRUE(join(results).empty()) << join(results)
+
+// compute -> allreduce -> compute on one stream, no host synchronisation between.
+TEST(CommTest, StreamOrderingWithoutHostSync) {
+  RankPool& pool = RankPool::shared(4);
+  ASSERT_OK(pool.initStatus());
+  static constexpr std::size_t n = 50000;
+  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+    void *in = nullptr, *out = nullptr;
+    if (!runtime::deviceMalloc(&in, n * 4).ok() || !runtime::deviceMalloc(&out, n * 4).ok()) return "alloc";
+    runtime::Stream* s = pool.stream(r);
+    std::vector<float> host(n, -1);
+    // The producer is slow: the collective must wait for it.
+    (void)runtime::launchKernel(s, [in, r](runtime::Stream*) {
+      std::this_thread::sleep_for(20ms);
+      auto* f = static_cast<float*>(in);
+      for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<float>(r + 1) * static_cast<float>(i % 13);
+      return Status::Ok();
+    });
+    Status st = pool.comm(r).allReduce(in, out, n, DataType::kFloat32, ReduceOp::kSum, s);
+    if (!st.ok()) return st.toString();
+    (void)runtime::launchKernel(s, [out, &host](runtime::Stream*) {
+      std::memcpy(host.data(), out, n * 4);  // the consumer sees the result
+      return Status::Ok();
+    });
+    st = runtime::streamSynchronize(s);
+    (void)runtime::deviceFree(in);
+    (void)runtime::deviceFree(out);
+    if (!st.ok()) return st.toString();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (host[i] != 10.0f * static_cast<float>(i % 13)) return "wrong element " + std::to_string(i);
+    }
+    return "";
+  }));
+}
+
+// Independent compute on another stream runs while a collective progresses: the
+// kernel waits for a flag that only a kernel queued after the collective sets.
+TEST(CommTest, ComputeOnAnotherStreamOverlapsTheCollective) {
+  RankPool& pool = RankPool::shared(2);
+  ASSERT_OK(pool.initStatus());
+  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+    runtime::Stream* other = nullptr;
+    if (!runtime::streamCreate(&other).ok()) return "stream";
+    void* buf = nullptr;
+    if (!runtime::deviceMalloc(&buf, 1 << 20).ok()) return "alloc";
+    std::atomic<bool> collectiveDone{false};
+    std::atomic<bool> overlapped{false};
+    (void)runtime::launchKernel(other, [&](runtime::Stream*) {
+      const auto end = std::chrono::steady_clock::now() + 10s;
+      while (!collectiveDone.load() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(100us);
+      overlapped = collectiveDone.load();
+      return Status::Ok();
+    });
+    runtime::Stream* s = pool.stream(r);
+    Status st = pool.comm(r).allReduce(buf, buf, (1 << 20) / 4, DataType::kFloat32, ReduceOp::kSum, s);
+    (void)runtime::launchKernel(s, [&](runtime::Stream*) {
+      collectiveDone = true;
+      return Status::Ok();
+    });
+    if (st.ok()) st = runtime::streamSynchronize(s);
+    Status st2 = runtime::streamSynchronize(other);
+    (void)runtime::streamDestroy(other);
+    (void)runtime::deviceFree(buf);
+    if (!st.ok()) return st.toString();
+    if (!st2.ok()) return st2.toString();
+    return overlapped.load() ? "" : "the compute stream never saw the collective finish";
+  }));
+}
+
+TEST(CommTest, CountZeroStillOrdersTheStreams) {
+  RankPool& pool = RankPool::shared(2);
+  ASSERT_OK(pool.initStatus());
+  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+    std::atomic<int> step{0};
+    runtime::Stream* s = pool.stream(r);
+    (void)runtime::launchKernel(s, [&](runtime::Stream*) {
+      std::this_thread::sleep_for(10ms);
+      step = 1;
+      return Status::Ok();
+    });
+    Status st = pool.comm(r).allReduce(nullptr, nullptr, 0, DataType::kFloat32, ReduceOp::kSum, s);
+    int seen = -1;
+    (void)runtime::launchKernel(s, [&](runtime::Stream*) {
+      seen = step.load();
+      return Status::Ok();
+    });
+    if (st.ok()) st = runtime::streamSynchronize(s);
+    if (!st.ok()) return st.toString();
+    return seen == 1 ? "" : "work after the collective ran before work queued earlier";
+  }));
+}
+
+TEST(CommTest, SplitByColorAndKey) {
+  RankPool& pool = RankPool::shared(4);
+  ASSERT_OK(pool.initStatus());
+  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+    std::unique_ptr<Communicator> sub;
+    // Colors: even ranks, odd ranks; rank 3 joins none. Keys reverse the order.
+    const int color = r == 3 ? -1 : r % 2;
+    Status st = pool.comm(r).split(color, 10 - r, &sub);
+    if (!st.ok()) return st.toString();
+    if (r == 3) return sub == nullptr ? "" : "rank 3 got a communicator";
+    const int expectSize = r % 2 == 0 ? 2 : 1;
+    if (sub->size() != expectSize) return "size " + std::to_string(sub->size());
+    if (r % 2 == 0 && sub->rank() != (r == 0 ? 1 : 0)) return "key order: rank " + std::to_string(sub->rank());
+    void* buf = nullptr;
+    if (!runtime::deviceMalloc(&buf, 4).ok()) return "alloc";
+    *static_cast<int*>(buf) = r + 1;
+    st = sub->allReduce(buf, buf, 1, DataType::kInt32, ReduceOp::kSum, pool.stream(r));
+    if (st.ok()) st = runtime::streamSynchronize(pool.stream(r));
+    const int got = *static_cast<int*>(buf);
+    (void)runtime::deviceFree(buf);
+    if (!st.ok()) return st.toString();
+    const int want = r % 2 == 0 ? 1 + 3 : 2;
+    return got == want ? "" : "sum " + std::to_string(got) + " want " + std::to_string(want);
+  }));
+}
+
+TEST(CommTest, SubCommunicatorFromARankList) {
+  RankPool& pool = RankPool::shared(4);
+  ASSERT_OK(pool.initStatus());
+  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+    if (r == 1) return "";  // not in the list: does not call
+    std::unique_ptr<Communicator> sub;
+    Status st = pool.comm(r).subCommunicator({3, 0, 2}, &sub);
+    if (!st.ok()) return st.toString();
+    const int want = r == 3 ? 0 : r == 0 ? 1 : 2;
+    return sub->rank() == want && sub->size() == 3 ? "" : "wrong rank " + std::to_string(sub->rank());
+  }));
+}
+
+// Mismatched arguments fail on every rank with the parameter and both values,
+// and no buffer is written past its end.
+TEST(CommTest, MismatchedCountsAndTypesAreDetectedOnBothRanks) {
+  for (const char* algo : {"", "allreduce=ring"}) {
+    RankPool pool(2);  // a fresh pair: a failed communicator stays failed
+    ASSERT_OK(pool.initStatus());
+    auto results = pool.run([&](int r) -> std::string {
+      if (!pool.comm(r).setAlgorithm(algo).ok()) return "setAlgorithm";
+      void* buf = nullptr;
+      (void)runtime::deviceMalloc(&buf, 4096);
+      std::memset(buf, 0, 4096);
+      const std::size_t count = r == 0 ? 256 : 512;
+      Status st = pool.comm(r).allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum, pool.stream(r));
+      if (st.ok()) st = runtime::streamSynchronize(pool.stream(r));
+      (void)runtime::deviceFree(buf);
+      return st.toString();
+    });
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_NE(results[r].find("count: "), std::string::npos) << algo << " rank " << r << ": " << results[r];
+      EXPECT_NE(results[r].find("256"), std::string::npos) << results[r];
+      EXPECT_NE(results[r].find("512"), std::string::npos) << results[r];
+      EXPECT_NE(results[r].find("mismatched"), std::string::npos) << results[r];
+    }
+    // The communicator reports it asynchronously too.
+    EXPECT_EQ(pool.comm(0).asyncError().code(), ErrorCode::kMismatch);
+  }
+}
+
+TEST(CommTest, DifferentCollectivesAreDetected) {
+  RankPool pool(2);
+  ASSERT_OK(pool.initStatus());
+  auto results = pool.run([&](int r) -> std::string {
+    void* buf = nullptr;
+    (void)runtime::deviceMalloc(&buf, 4096);
+    Status st = r == 0 ? pool.comm(r).allReduce(buf, buf, 16, DataType::kInt32, ReduceOp::kSum, pool.stream(r))
+                       : pool.comm(r).broadcast(buf, 16, DataType::kInt32, 0, pool.stream(r));
+    if (st.ok()) st = runtime::streamSynchronize(pool.stream(r));
+    (void)runtime::deviceFree(buf);
+    return st.toString();
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(results[r].find("collective: "), std::string::npos) << results[r];
+    EXPECT_NE(results[r].find("allreduce"), std::string::npos) << results[r];
+    EXPECT_NE(results[r].find("broadcast"), std::string::npos) << results[r];
+  }
+}
+
+TEST(CommTest, BadArgumentsAreRejectedBeforeAnythingIsQueued) {
+  RankPool& pool = RankPool::shared(2);
+  ASSERT_OK(pool.initStatus());
+  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+    if (r != 0) return "";
+    Communicator& c = pool.comm(0);
+    runtime::Stream* s = pool.stream(0);
+    void* small = nullptr;
+    (void)runtime::deviceMalloc(&small, 64);
+    std::string out;
+    auto expect = [&](Status st, ErrorCode code, const char* needle) {
+      if (st.code() != code || st.message().find(needle) == std::string::npos) {
+        out += std::string("\n expected '") + needle + "', got " + st.toString();
+      }
+    };
+    expect(c.allReduce(nullptr, small, 4, DataType::kFloat32, ReduceOp::kSum, s), ErrorCode::kInvalidArgument, "sendbuf is null");
+    expect(c.allReduce(small, small, 100, DataType::kFloat32, ReduceOp::kSum, s), ErrorCode::kSizeOverflow, "holds 64 bytes, the operation needs 400");
+    expect(c.allReduce(small, small, 4, static_cast<DataType>(99), ReduceOp::kSum, s), ErrorCode::kInvalidArgument, "unknown data type 99");
+    expect(c.allReduce(small, small, 4, DataType::kInt32, ReduceOp::kAvg, s), ErrorCode::kInvalidArgument, "not valid for int32");
+    expect(c.allReduce(small, small, 4, DataType::kInt32, static_cast<ReduceOp>(42), s), ErrorCode::kInvalidArgument, "reduce op 42");
+    expect(c.broadcast(small, 4, DataType::kInt32, 2, s), ErrorCode::kInvalidArgument, "root 2 is not a rank");
+    expect(c.allToAll(small, small, 2, DataType::kInt32, s), ErrorCode::kInvalidArgument, "in-place alltoall");
+    expect(c.allReduce(small, small, ~std::size_t(0) / 2, DataType::kFloat32, ReduceOp::kSum, s), ErrorCode::kInvalidArgument, "overflows");
+    expect(c.send(small, 4, DataType::kInt32, 5, s), ErrorCode::kInvalidArgument, "peer 5");
+    runtime::Stream* foreign = nullptr;
+    std::thread([&] {
+      (void)runtime::setDevice(3);
+      (void)runtime::streamCreate(&foreign);
+    }).join();
+    expect(c.allReduce(small, small, 4, DataType::kFloat32, ReduceOp::kSum, foreign), ErrorCode::kInvalidArgument, "stream belongs to device 3");
+    void* other = nullptr;
+    std::thread([&] {
+      (void)runtime::setDevice(3);
+      (void)runtime::deviceMalloc(&other, 64);
+    }).join();
+    expect(c.allReduce(other, small, 4, DataType::kFloat32, ReduceOp::kSum, s), ErrorCode::kInvalidArgument, "memory of device 3");
+    (void)runtime::deviceFree(small);
+    (void)runtime::deviceFree(other);
+    (void)runtime::streamDestroy(foreign);
+    // Nothing was queued: the stream is clean and the communicator still works.
+    Status st = runtime::streamSynchronize(s);
+    if (!st.ok()) out += "\n stream: " + st.toString();
+    if (!c.asyncError().ok()) out += "\n asyncError: " + c.asyncError().toString();
+    return out;
+  }));
+}
+
+TEST(CommTest, AbortUnblocksAWaitingRankWithinASecond) {
+  RankPool pool(2);
+  ASSERT_OK(pool.initStatus());
+  auto results = pool.run([&](int r) -> std::string {
+    if (r == 1) {  // never joins the collective; aborts rank 0 instead
+      std::this_thread::sleep_for(100ms);
+      pool.comm(0).abort();
+      return "";
+    }
+    void* buf = nullptr;
+    (void)runtime::deviceMalloc(&buf, 1 << 20);
+    const auto start = std::chrono::steady_clock::now();
+    Status st = pool.comm(0).allReduce(buf, buf, 1 << 18, DataType::kFloat32, ReduceOp::kSum, pool.stream(0));
+    if (st.ok()) st = runtime::streamSynchronize(pool.stream(0));
+    const auto took = std::chrono::steady_clock::now() - start;
+    (void)runtime::deviceFree(buf);
+    if (st.code() != ErrorCode::kAborted && st.code() != ErrorCode::kTaskFailed) return "got " + st.toString();
+    if (st.message().find("abort") == std::string::npos) return "message: " + st.toString();
+    return took < 1500ms ? "" : "took too long";
+  });
+  EXPECT_ALL_OK(results);
+  // Later calls fail at once.
+  EXPECT_EQ(pool.comm(0).allReduce(nullptr, nullptr, 0, DataType::kFloat32, ReduceOp::kSum, nullptr).code(),
+            ErrorCode::kAborted);
+}
+
+TEST(CommTest, LinkReportNamesEveryLink) {
+  RankPool& pool = RankPool::shared(3);
+  ASSERT_OK(pool.initStatus());
+  const std::string json = pool.comm(0).linkReportJson();
+  EXPECT_NE(json.find("\"peer\": 1"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"peer\": 2"), std::string::npos) << json;
+  EXPECT_NE(json.find("shm"), std::string::npos) << json;
+}
+
+}  // namespace
+}  // namespace cohort::testing

@@ -1,0 +1,124 @@
+// waitIdle over fake connections: it returns when idle, sleeps on the wait hints
+// (a WaitWord or a descriptor) instead of spinning, and fails with the pending
+// peers and the caller's description on a deadline or a connection error.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "test_util.h"
+#include "transport/connection.h"
+
+namespace cohort::transport {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Sends complete when the test calls finish(). Progress is counted.
+class FakeConnection : public Connection {
+ public:
+  explicit FakeConnection(int peer) : peer_(peer) {}
+  int peer() const override { return peer_; }
+  const char* kind() const override { return "fake"; }
+  std::string describe() const override { return "fake-" + std::to_string(peer_); }
+  Status postSend(const void*, std::size_t) override {
+    ++posted_;
+    return Status::Ok();
+  }
+  Status postRecv(void*, std::size_t, const Reduction*, const void*) override { return Status::Ok(); }
+  Status progress() override {
+    ++progressCalls;
+    return error;
+  }
+  std::uint64_t sendsPosted() const override { return posted_; }
+  std::uint64_t sendsCompleted() const override { return completed_.load(); }
+  std::uint64_t recvsPosted() const override { return 0; }
+  std::uint64_t recvsCompleted() const override { return 0; }
+  WaitHint waitHint() override {
+    WaitHint h;
+    h.fd = fd;
+    h.word = word;
+    if (word != nullptr) h.snapshot = word->snapshot();
+    return h;
+  }
+  void finish() { completed_.store(posted_); }
+
+  std::atomic<long> progressCalls{0};
+  Status error;
+  int fd = -1;
+  WaitWord* word = nullptr;
+
+ private:
+  const int peer_;
+  std::uint64_t posted_ = 0;
+  std::atomic<std::uint64_t> completed_{0};
+};
+
+Status waitOn(std::vector<Connection*> conns, long ms, const std::string& what = "test") {
+  return waitIdle(conns.data(), conns.size(), Deadline::afterMs(ms), what);
+}
+
+TEST(WaitIdle, IdleConnectionsReturnAtOnce) {
+  FakeConnection a(1), b(2);
+  EXPECT_OK(waitOn({&a, &b}, 0));
+  EXPECT_EQ(a.progressCalls.load(), 0);  // nothing was pending, nothing progressed
+}
+
+TEST(WaitIdle, SleepsOnTheWaitWordUntilNotified) {
+  FakeConnection c(1);
+  WaitWord word;
+  c.word = &word;
+  ASSERT_OK(c.postSend(nullptr, 0));
+  std::thread finisher([&] {
+    std::this_thread::sleep_for(200ms);
+    c.finish();
+    word.notifyAll();
+  });
+  const auto t0 = Clock::now();
+  EXPECT_OK(waitOn({&c}, 5000));
+  finisher.join();
+  EXPECT_LT(Clock::now() - t0, 2s);
+  // Spinning for 200 ms would progress millions of times.
+  EXPECT_LT(c.progressCalls.load(), 50000);
+}
+
+TEST(WaitIdle, PollsTheDescriptorUntilReadable) {
+  FakeConnection c(1);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  c.fd = fds[0];
+  ASSERT_OK(c.postSend(nullptr, 0));
+  std::thread finisher([&] {
+    std::this_thread::sleep_for(200ms);
+    c.finish();
+    const char x = 1;
+    EXPECT_EQ(::write(fds[1], &x, 1), 1);
+  });
+  EXPECT_OK(waitOn({&c}, 5000));
+  finisher.join();
+  EXPECT_LT(c.progressCalls.load(), 50000);
+  ::close(fds[0]);
+  ::close(fds[1]);
+}
+
+TEST(WaitIdle, TimeoutNamesPendingPeersAndTheStep) {
+  FakeConnection done(1), stuck(3);
+  ASSERT_OK(stuck.postSend(nullptr, 0));
+  const Status s = waitOn({&done, &stuck}, 100, "allreduce step 2");
+  EXPECT_ERROR(s, kTimeout, "allreduce step 2: timed out after 0.1 s waiting for rank 3");
+  EXPECT_ERROR(s, kTimeout, "fake fake-3: 1 of 1 sends, 0 of 0 receives pending");
+  EXPECT_EQ(s.message().find("rank 1"), std::string::npos) << s.toString();
+}
+
+TEST(WaitIdle, ConnectionErrorsCarryTheStep) {
+  FakeConnection c(2);
+  c.error = Status(ErrorCode::kRemoteError, "connection to rank 2 closed");
+  ASSERT_OK(c.postSend(nullptr, 0));
+  EXPECT_ERROR(waitOn({&c}, 1000, "broadcast chunk 7"), kRemoteError,
+               "broadcast chunk 7: connection to rank 2 closed");
+}
+
+}  // namespace
+}  // namespace cohort::transport

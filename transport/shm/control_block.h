@@ -1,0 +1,66 @@
+// The shared control block each rank of a node publishes for the shared-memory
+// transport: liveness, wake-up word, barrier counters for direct (mesh)
+// collectives, inbound message rings from every local peer, and staging slots
+// for small collectives. It lives in pinned host memory (a memfd segment) and
+// every local peer maps it; it holds no pointers, only offsets and atomics.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "common/wait.h"
+
+namespace cohort::transport::shm {
+
+constexpr int kMaxLocalRanks = 64;
+constexpr int kRingEntries = 64;
+constexpr std::size_t kStagingBytes = 64 << 10;  // per slot; two slots per rank
+constexpr std::uint32_t kBlockMagic = 0xC0B10C4Bu;
+
+/// Where a message or buffer lives: a segment of the owner process (device id, or
+/// -1 for its pinned host pool) and an offset in it.
+struct SegmentRef {
+  std::int32_t device;
+  std::uint32_t pad;
+  std::uint64_t offset;
+};
+
+struct MessageDesc {
+  std::uint64_t bytes;
+  SegmentRef where;
+};
+
+/// Messages from one sender to the block's owner. The sender advances `posted`,
+/// the receiver `consumed`; either may set `error` (then both ends fail).
+struct alignas(64) MessageRing {
+  alignas(64) std::atomic<std::uint64_t> posted;
+  alignas(64) std::atomic<std::uint64_t> consumed;
+  std::atomic<std::uint32_t> error;  // 0 ok, 1 size mismatch, 2 closed
+  std::uint64_t mismatchBytes[2];    // sender's, receiver's
+  MessageDesc desc[kRingEntries];
+};
+
+/// Per-op description a rank publishes for direct (mesh) collectives.
+struct alignas(64) OpSlot {
+  std::atomic<std::uint64_t> seq;  // op sequence this slot describes
+  SegmentRef input;
+  SegmentRef output;
+  std::uint64_t fingerprint[4];    // collective, count, type/op, root: checked by peers
+};
+
+struct ControlBlock {
+  std::uint32_t magic;
+  std::int32_t pid;
+  std::int32_t rank;
+  alignas(64) WaitWord wake;                     // notified whenever something for us changes
+  alignas(64) std::atomic<std::uint64_t> arrive;  // mesh: last op seq this rank arrived at
+  alignas(64) std::atomic<std::uint64_t> depart;  // mesh: last op seq this rank finished
+  alignas(64) std::atomic<std::uint64_t> shared;  // node-wide counter (used in rank 0's block)
+  alignas(64) WaitWord sharedWake;
+  OpSlot op[2];
+  MessageRing inbound[kMaxLocalRanks];  // indexed by the sender's local index
+  alignas(4096) unsigned char staging[2][kStagingBytes];
+};
+
+}  // namespace cohort::transport::shm

@@ -1,0 +1,158 @@
+#include "transport/shm/shm_connection.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "cohort/runtime.h"
+#include "common/error.h"
+
+namespace cohort::transport::shm {
+
+namespace {
+constexpr std::uint32_t kRingOk = 0, kRingMismatch = 1, kRingClosed = 2;
+constexpr auto kAliveCheckEvery = std::chrono::milliseconds(200);
+}  // namespace
+
+ShmConnection::ShmConnection(ShmTransport* transport, const ShmPeer& peer)
+    : transport_(transport),
+      peer_(peer),
+      out_(&peer.block->inbound[transport->self().localIndex]),
+      in_(&transport->block()->inbound[peer.localIndex]) {}
+
+ShmConnection::~ShmConnection() {
+  // Tell the peer (a receive it waits for will never come).
+  out_->error.store(kRingClosed, std::memory_order_release);
+  peer_.block->wake.notifyAll();
+  for (auto& s : sends_) {
+    if (s.bounce != nullptr) (void)runtime::hostFree(s.bounce);
+  }
+}
+
+std::string ShmConnection::describe() const {
+  return fmt::format("shm rank {} (pid {})", peer_.rank, peer_.pid);
+}
+
+Status ShmConnection::postSend(const void* data, std::size_t bytes) {
+  if (!error_.ok()) return error_;
+  Send s{};
+  s.desc.bytes = bytes;
+  if (bytes > 0 && !transport_->refOf(data, &s.desc.where).ok()) {
+    // Plain host memory: the peer cannot map it, so stage a pinned copy.
+    COHORT_RETURN_IF_ERROR(runtime::hostMalloc(&s.bounce, bytes));
+    std::memcpy(s.bounce, data, bytes);
+    COHORT_RETURN_IF_ERROR(transport_->refOf(s.bounce, &s.desc.where));
+  }
+  sends_.push_back(s);
+  ++sendsPosted_;
+  publishSends();
+  return Status::Ok();
+}
+
+Status ShmConnection::postRecv(void* dst, std::size_t bytes, const Reduction* reduce,
+                               const void* accumulate) {
+  if (!error_.ok()) return error_;
+  Recv r{dst, bytes, reduce != nullptr ? *reduce : Reduction{}, reduce != nullptr,
+         accumulate != nullptr ? accumulate : dst};
+  recvs_.push_back(r);
+  ++recvsPosted_;
+  return Status::Ok();
+}
+
+void ShmConnection::publishSends() {
+  bool published = false;
+  while (sendsPublished_ < sendsPosted_ &&
+         sendsPublished_ - out_->consumed.load(std::memory_order_acquire) < kRingEntries) {
+    const Send& s = sends_[sendsPublished_ - sendsCompleted_];
+    out_->desc[sendsPublished_ % kRingEntries] = s.desc;
+    out_->posted.store(++sendsPublished_, std::memory_order_release);
+    published = true;
+  }
+  if (published) peer_.block->wake.notifyAll();
+}
+
+Status ShmConnection::fail(Status s) {
+  if (error_.ok()) error_ = std::move(s);
+  return error_;
+}
+
+Status ShmConnection::checkRings() {
+  const std::uint32_t theirs = in_->error.load(std::memory_order_acquire);
+  const std::uint32_t mine = out_->error.load(std::memory_order_acquire);
+  if (theirs == kRingClosed && !idle()) {
+    return fail(makeError(ErrorCode::kRemoteError,
+                          "rank {} (pid {}) closed its connection to this rank", peer_.rank,
+                          peer_.pid));
+  }
+  if (theirs == kRingMismatch || mine == kRingMismatch) {
+    MessageRing* ring = mine == kRingMismatch ? out_ : in_;
+    return fail(makeError(ErrorCode::kMismatch,
+                          "message size mismatch on the shm link with rank {}: {} bytes sent, "
+                          "{} bytes expected", peer_.rank, ring->mismatchBytes[0],
+                          ring->mismatchBytes[1]));
+  }
+  return Status::Ok();
+}
+
+Status ShmConnection::checkAlive() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - lastAliveCheck_ < kAliveCheckEvery) return Status::Ok();
+  lastAliveCheck_ = now;
+  if (kill(peer_.pid, 0) != 0 && errno == ESRCH) {
+    return fail(makeError(ErrorCode::kRemoteError, "remote rank {} died (process {} is gone)",
+                          peer_.rank, peer_.pid));
+  }
+  return Status::Ok();
+}
+
+Status ShmConnection::deliver(const MessageDesc& desc, const Recv& r) {
+  if (desc.bytes != r.bytes) {
+    in_->mismatchBytes[0] = desc.bytes;
+    in_->mismatchBytes[1] = r.bytes;
+    in_->error.store(kRingMismatch, std::memory_order_release);
+    peer_.block->wake.notifyAll();
+    return checkRings();
+  }
+  if (r.bytes == 0) return Status::Ok();
+  const void* src = peer_.translate(desc.where);
+  if (r.hasReduce) {
+    r.reduce.fn(r.dst, r.accumulate, src, r.bytes, r.reduce.context);
+  } else {
+    std::memcpy(r.dst, src, r.bytes);
+  }
+  return Status::Ok();
+}
+
+Status ShmConnection::progress() {
+  if (!error_.ok()) return error_;
+  COHORT_RETURN_IF_ERROR(checkRings());
+  publishSends();
+  const std::uint64_t consumed = out_->consumed.load(std::memory_order_acquire);
+  while (sendsCompleted_ < consumed) {
+    if (sends_.front().bounce != nullptr) (void)runtime::hostFree(sends_.front().bounce);
+    sends_.pop_front();
+    ++sendsCompleted_;
+  }
+  bool delivered = false;
+  while (recvsCompleted_ < recvsPosted_ &&
+         in_->posted.load(std::memory_order_acquire) > recvsCompleted_) {
+    COHORT_RETURN_IF_ERROR(deliver(in_->desc[recvsCompleted_ % kRingEntries], recvs_.front()));
+    recvs_.pop_front();
+    in_->consumed.store(++recvsCompleted_, std::memory_order_release);
+    delivered = true;
+  }
+  if (delivered) peer_.block->wake.notifyAll();
+  if (!idle()) return checkAlive();
+  return Status::Ok();
+}
+
+WaitHint ShmConnection::waitHint() {
+  WaitHint h;
+  h.word = &transport_->block()->wake;
+  h.snapshot = h.word->snapshot();
+  return h;
+}
+
+}  // namespace cohort::transport::shm

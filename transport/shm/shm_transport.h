@@ -1,0 +1,62 @@
+// The shared-memory transport (the emulated PCIe/HCCS link between the cards of
+// one node). Each rank publishes a ControlBlock and its device and pinned-host
+// segments; peers map them once, so any buffer in a segment is reachable by
+// (segment, offset) and a message costs one copy. Waits spin, yield, then sleep
+// on the block's futex word.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/shm/control_block.h"
+#include "transport/transport.h"
+
+namespace cohort::transport::shm {
+
+/// A local peer as mapped into this process.
+struct ShmPeer {
+  int rank = -1;
+  int localIndex = -1;
+  std::int32_t pid = 0;
+  ControlBlock* block = nullptr;
+  char* deviceBase = nullptr;  // the peer's device segment, mapped here
+  char* hostBase = nullptr;    // the peer's pinned-host segment, mapped here
+  /// A pointer, in this process, to the peer's buffer at `ref`.
+  void* translate(const SegmentRef& ref) const {
+    return (ref.device < 0 ? hostBase : deviceBase) + ref.offset;
+  }
+};
+
+/// One per communicator rank. Not thread-safe (the communicator drives it).
+class ShmTransport : public Transport {
+ public:
+  static Status create(const TransportContext& context, std::unique_ptr<ShmTransport>* out);
+  ~ShmTransport() override;
+
+  const char* name() const override { return "shm"; }
+  std::string rejectReason(const PeerInfo& peer) const override;
+  Status setup(Bytes* blob) override;
+  Status connect(const PeerInfo& peer, const Bytes& peerBlob,
+                 std::unique_ptr<Connection>* out) override;
+
+  /// For direct (mesh) collectives.
+  ControlBlock* block() { return block_; }
+  const ShmPeer* peer(int rank) const;
+  const ShmPeer& self() const { return self_; }
+  /// Where one of this rank's buffers lies; kInvalidPointer outside segments.
+  Status refOf(const void* p, SegmentRef* ref) const;
+
+ private:
+  explicit ShmTransport(const TransportContext& context) : context_(context) {}
+  Status mapPeer(const PeerInfo& info, const Bytes& blob, ShmPeer* out);
+
+  TransportContext context_;
+  ControlBlock* block_ = nullptr;
+  ShmPeer self_;
+  std::map<int, ShmPeer> peers_;
+  std::vector<void*> imports_;  // mappings to memClose
+};
+
+}  // namespace cohort::transport::shm

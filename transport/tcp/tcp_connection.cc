@@ -1,0 +1,221 @@
+#include "transport/tcp/tcp_connection.h"
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "common/error.h"
+#include "common/log.h"
+
+namespace cohort::transport::tcp {
+
+namespace {
+
+constexpr std::size_t kHeaderBytes = FrameHeader::kWireSize;
+
+ErrorCode codeFromWire(std::uint16_t code) {
+  return code > 0 && code <= static_cast<std::uint16_t>(ErrorCode::kNotSupported)
+             ? static_cast<ErrorCode>(code)
+             : ErrorCode::kRemoteError;
+}
+
+}  // namespace
+
+TcpConnection::TcpConnection(const LinkEnds& ends, std::vector<int> fds, std::size_t chunkBytes)
+    : ends_(ends),
+      where_(fmt::format("rank {}: connection to rank {} ({})", ends.selfRank, ends.peerRank,
+                         ends.peerAddress)),
+      chunkBytes_(chunkBytes),
+      epollFd_(::epoll_create1(EPOLL_CLOEXEC)),
+      interest_(fds.size(), 0) {
+  const int count = static_cast<int>(fds.size());
+  for (int i = 0; i < count; ++i) {
+    const int fd = fds[static_cast<std::size_t>(i)];
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    streams_.push_back(std::make_unique<SocketStream>(fd, i, count, where_, chunkBytes));
+    epoll_event ev{};
+    ev.data.u32 = static_cast<std::uint32_t>(i);
+    if (epollFd_ >= 0) ::epoll_ctl(epollFd_, EPOLL_CTL_ADD, fd, &ev);
+  }
+}
+
+TcpConnection::~TcpConnection() {
+  if (epollFd_ >= 0) ::close(epollFd_);
+}
+
+Status TcpConnection::postSend(const void* data, std::size_t bytes) {
+  if (!error_.ok()) return error_;
+  sends_.emplace_back();
+  SendOp& op = sends_.back();
+  ++sendsPosted_;
+  FrameHeader{FrameType::kData, 0, sendsPosted_, bytes}.encode(op.header);
+  op.remaining = kHeaderBytes + bytes;
+  streams_[0]->queueSend({op.header, kHeaderBytes, &op.remaining, true});
+  const auto* base = static_cast<const std::uint8_t*>(data);
+  for (const Chunk& c : planChunks(bytes, chunkBytes_, socketCount())) {
+    streams_[static_cast<std::size_t>(c.socket)]->queueSend(
+        {base + c.offset, c.bytes, &op.remaining, false});
+  }
+  return Status::Ok();
+}
+
+Status TcpConnection::postRecv(void* dst, std::size_t bytes, const Reduction* reduce,
+                               const void* accumulate) {
+  if (!error_.ok()) return error_;
+  if (reduce != nullptr) {
+    const std::size_t e = reduce->elementSize;
+    if (reduce->fn == nullptr || e == 0 || bytes % e != 0 || chunkBytes_ % e != 0) {
+      return makeError(ErrorCode::kInvalidArgument,
+                       "{}: reduced receive of {} bytes with element size {} (must divide the "
+                       "size and the {}-byte chunk)", where_, bytes, e, chunkBytes_);
+    }
+  }
+  RecvOp op{static_cast<std::uint8_t*>(dst), bytes, {}, reduce != nullptr,
+            static_cast<const std::uint8_t*>(accumulate != nullptr ? accumulate : dst), bytes};
+  if (reduce != nullptr) op.reduce = *reduce;
+  recvs_.push_back(op);
+  ++recvsPosted_;
+  return Status::Ok();
+}
+
+Status TcpConnection::progress() {
+  if (!error_.ok()) return error_;
+  for (auto& s : streams_) {
+    Status st = s->pumpSend();
+    if (!st.ok()) return fail(st);
+  }
+  Status st = receiveFrames();
+  if (!st.ok()) return fail(st);
+  for (std::size_t i = 1; i < streams_.size(); ++i) {
+    st = streams_[i]->pumpRecv();
+    if (!st.ok()) return fail(st);
+  }
+  retire();
+  return Status::Ok();
+}
+
+// Socket 0 alternates between a frame header and the pieces it announced.
+Status TcpConnection::receiveFrames() {
+  SocketStream& s0 = *streams_[0];
+  for (;;) {
+    COHORT_RETURN_IF_ERROR(s0.pumpRecv());
+    if (s0.recvQueued()) return Status::Ok();
+    if (havePending_) {
+      if (recvsMatched_ == recvsPosted_) return Status::Ok();
+      havePending_ = false;
+      COHORT_RETURN_IF_ERROR(match(pending_));
+      continue;
+    }
+    bool ready = false;
+    COHORT_RETURN_IF_ERROR(s0.fillStaging(kHeaderBytes, &ready));
+    if (!ready) return Status::Ok();
+    FrameHeader h;
+    Status st = FrameHeader::decode(s0.staged(), &h);
+    if (!st.ok()) return fail(makeError(st.code(), "{}: {}", where_, st.message()), st.message());
+    if (h.type == FrameType::kError) return onErrorFrame(h);
+    s0.consume(kHeaderBytes);
+    if (recvsMatched_ == recvsPosted_) {
+      pending_ = h;
+      havePending_ = true;
+      return Status::Ok();
+    }
+    COHORT_RETURN_IF_ERROR(match(h));
+  }
+}
+
+Status TcpConnection::onErrorFrame(const FrameHeader& h) {
+  if (h.bytes > FrameHeader::kMaxErrorText) {
+    return fail(makeError(ErrorCode::kConnectionError, "{}: corrupt stream: {}-byte error frame",
+                          where_, h.bytes));
+  }
+  bool ready = false;
+  COHORT_RETURN_IF_ERROR(streams_[0]->fillStaging(kHeaderBytes + h.bytes, &ready));
+  if (!ready) return Status::Ok();
+  const char* text = reinterpret_cast<const char*>(streams_[0]->staged() + kHeaderBytes);
+  return fail(Status(codeFromWire(h.code),
+                     fmt::format("{}: rank {} reported: {}", where_, ends_.peerRank,
+                                 std::string(text, h.bytes))));
+}
+
+Status TcpConnection::match(const FrameHeader& h) {
+  if (h.seq != recvsMatched_ + 1) {
+    const std::string what = fmt::format("protocol error: message {} arrived where {} was due",
+                                         h.seq, recvsMatched_ + 1);
+    return fail(makeError(ErrorCode::kConnectionError, "{}: {}", where_, what), what);
+  }
+  RecvOp& op = recvs_[static_cast<std::size_t>(recvsMatched_ - recvsCompleted_)];
+  if (h.bytes != op.bytes) {
+    const std::string what = fmt::format(
+        "size mismatch: message {} from rank {} is {} bytes, but rank {} posted a receive of {} "
+        "bytes", h.seq, ends_.peerRank, h.bytes, ends_.selfRank, op.bytes);
+    return fail(makeError(ErrorCode::kMismatch, "{}: {}", where_, what), what);
+  }
+  ++recvsMatched_;
+  for (const Chunk& c : planChunks(op.bytes, chunkBytes_, socketCount())) {
+    SocketStream::RecvPiece piece;
+    piece.dst = op.dst + c.offset;
+    piece.bytes = c.bytes;
+    piece.remaining = &op.remaining;
+    piece.reduce = op.hasReduce ? &op.reduce : nullptr;
+    piece.accumulate = op.accumulate + c.offset;
+    streams_[static_cast<std::size_t>(c.socket)]->queueRecv(piece);
+  }
+  return Status::Ok();
+}
+
+void TcpConnection::retire() {
+  while (!sends_.empty() && sends_.front().remaining == 0) {
+    sends_.pop_front();
+    ++sendsCompleted_;
+  }
+  while (recvsCompleted_ < recvsMatched_ && recvs_.front().remaining == 0) {
+    recvs_.pop_front();
+    ++recvsCompleted_;
+  }
+}
+
+Status TcpConnection::fail(Status s, const std::string& peerText) {
+  if (!error_.ok()) return error_;
+  error_ = std::move(s);
+  COHORT_LOG(kInfo, "transport", "{}", error_.toString());
+  if (!peerText.empty() && streams_[0]->atSendFrameBoundary()) {
+    const std::string text = peerText.substr(0, FrameHeader::kMaxErrorText);
+    std::vector<std::uint8_t> frame(kHeaderBytes + text.size());
+    FrameHeader{FrameType::kError, static_cast<std::uint16_t>(error_.code()), 0, text.size()}
+        .encode(frame.data());
+    std::copy(text.begin(), text.end(), frame.begin() + kHeaderBytes);
+    streams_[0]->writeUrgent(frame.data(), frame.size(), std::chrono::milliseconds(200));
+  }
+  for (auto& stream : streams_) stream->shutdownWrite();
+  return error_;
+}
+
+void TcpConnection::updateInterest() {
+  for (std::size_t i = 0; i < streams_.size(); ++i) {
+    const SocketStream& s = *streams_[i];
+    std::uint32_t want = 0;
+    if (s.recvQueued() || (i == 0 && !havePending_)) want |= EPOLLIN;
+    if (s.sendQueued()) want |= EPOLLOUT;
+    if (want == interest_[i]) continue;
+    epoll_event ev{};
+    ev.events = want;
+    ev.data.u32 = static_cast<std::uint32_t>(i);
+    ::epoll_ctl(epollFd_, EPOLL_CTL_MOD, s.fd(), &ev);
+    interest_[i] = want;
+  }
+}
+
+WaitHint TcpConnection::waitHint() {
+  WaitHint hint;
+  if (epollFd_ < 0) {
+    hint.fd = streams_[0]->fd();  // no epoll: socket 0 still wakes on messages
+    return hint;
+  }
+  updateInterest();
+  hint.fd = epollFd_;
+  return hint;
+}
+
+}  // namespace cohort::transport::tcp

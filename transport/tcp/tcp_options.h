@@ -1,0 +1,28 @@
+// Tuning of the TCP transport. Production code takes fromConfig(); tests and the
+// benchmark build their own (several socket counts in one process).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace cohort::transport::tcp {
+
+/// Channels a peer may open to us (a bound on what a handshake may claim).
+constexpr int kMaxSocketsPerPeer = 64;
+
+struct TcpOptions {
+  /// Sockets per peer (COHORT_NSOCKS_PERPEER); messages larger than one chunk
+  /// are split across them, chunk j on socket j % socketsPerPeer.
+  int socketsPerPeer = 2;
+  /// TCP_CONGESTION per socket (COHORT_TCP_CONGESTION); "" keeps the system's.
+  std::string congestion = "cubic";
+  /// SO_SNDBUF / SO_RCVBUF of every socket; 0 keeps the kernel's autotuning.
+  int bufferBytes = 4 << 20;
+  /// Chunk of the split (and of the reduce-on-receive bounce buffer).
+  std::size_t chunkBytes = 512 << 10;
+
+  /// COHORT_NSOCKS_PERPEER and COHORT_TCP_CONGESTION from Config::global().
+  static TcpOptions fromConfig();
+};
+
+}  // namespace cohort::transport::tcp

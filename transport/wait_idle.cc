@@ -1,0 +1,140 @@
+// waitIdle: the one wait loop every executor step uses, whatever the
+// transports. It spins (a message is often microseconds away), then yields
+// (with more ranks than cores, a sleeping rank's wake-up costs tens of
+// microseconds while a yield hands the core over at once), then sleeps on the
+// connections' wait hints. The stages restart whenever an operation completes.
+#include <poll.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+#include "common/error.h"
+#include "transport/connection.h"
+
+namespace cohort::transport {
+
+namespace {
+
+// Longest single sleep when the hints cannot cover every connection.
+constexpr auto kSleepSlice = std::chrono::milliseconds(2);
+
+std::uint64_t completions(Connection* const* conns, std::size_t count) {
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i < count; ++i) n += conns[i]->sendsCompleted() + conns[i]->recvsCompleted();
+  return n;
+}
+
+// Progresses every busy connection once; *idle when none is left busy.
+Status advance(Connection* const* conns, std::size_t count, const std::string& what, bool* idle) {
+  *idle = true;
+  for (std::size_t i = 0; i < count; ++i) {
+    Connection* c = conns[i];
+    if (c->idle()) continue;
+    Status s = c->progress();
+    if (!s.ok()) return Status(s.code(), what + ": " + s.message());
+    *idle = *idle && c->idle();
+  }
+  return Status::Ok();
+}
+
+Status timedOut(Connection* const* conns, std::size_t count, const std::string& what,
+                Clock::duration waited) {
+  std::string pending;
+  for (std::size_t i = 0; i < count; ++i) {
+    const Connection* c = conns[i];
+    if (c->idle()) continue;
+    pending += fmt::format("{}rank {} ({} {}: {} of {} sends, {} of {} receives pending)",
+                           pending.empty() ? "" : ", ", c->peer(), c->kind(), c->describe(),
+                           c->sendsPosted() - c->sendsCompleted(), c->sendsPosted(),
+                           c->recvsPosted() - c->recvsCompleted(), c->recvsPosted());
+  }
+  return makeError(ErrorCode::kTimeout, "{}: timed out after {:.1f} s waiting for {}", what,
+                   std::chrono::duration<double>(waited).count(), pending);
+}
+
+int pollTimeoutMs(Deadline deadline, std::chrono::milliseconds cap) {
+  if (deadline.isNever()) return static_cast<int>(cap.count());
+  const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline.at() - Clock::now());
+  if (left.count() <= 0) return 0;
+  return static_cast<int>(std::min<std::int64_t>(cap.count(), (left.count() + 999) / 1000));
+}
+
+struct Hints {
+  std::vector<pollfd> fds;
+  WaitWord* word = nullptr;
+  std::uint32_t snapshot = 0;
+  int words = 0;
+  bool blind = false;  // a busy connection offers nothing to sleep on
+};
+
+Hints gatherHints(Connection* const* conns, std::size_t count) {
+  Hints h;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (conns[i]->idle()) continue;
+    const WaitHint hint = conns[i]->waitHint();
+    if (hint.fd >= 0) {
+      h.fds.push_back(pollfd{hint.fd, POLLIN, 0});
+    } else if (hint.word != nullptr) {
+      if (h.words++ == 0) {
+        h.word = hint.word;
+        h.snapshot = hint.snapshot;
+      }
+    } else {
+      h.blind = true;
+    }
+  }
+  return h;
+}
+
+void sleepOn(const Hints& h, Deadline deadline) {
+  if (!h.fds.empty()) {
+    const bool alone = h.words == 0 && !h.blind;
+    const auto cap = alone ? kSleepSlice : std::chrono::milliseconds(1);
+    ::poll(const_cast<pollfd*>(h.fds.data()), h.fds.size(), pollTimeoutMs(deadline, cap));
+  } else if (h.word != nullptr) {
+    const Deadline slice = Deadline::after(kSleepSlice);
+    const bool alone = h.words == 1 && !h.blind;
+    h.word->sleep(h.snapshot, alone || slice.at() > deadline.at() ? deadline : slice);
+  } else {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+}  // namespace
+
+Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
+                const std::string& what) {
+  static thread_local const WaitPolicy policy = WaitPolicy::fromConfig();
+  const auto start = Clock::now();
+  auto stageStart = start;
+  std::uint64_t seen = completions(conns, count);
+  for (;;) {
+    bool idle = false;
+    COHORT_RETURN_IF_ERROR(advance(conns, count, what, &idle));
+    if (idle) return Status::Ok();
+    const auto now = Clock::now();
+    const std::uint64_t done = completions(conns, count);
+    if (done != seen) {
+      seen = done;
+      stageStart = now;
+      continue;
+    }
+    if (deadline.expired()) return timedOut(conns, count, what, now - start);
+    const std::int64_t waited = std::chrono::nanoseconds(now - stageStart).count();
+    if (waited < policy.spinNs) continue;
+    if (waited < policy.spinNs + policy.yieldNs) {
+      sched_yield();
+      continue;
+    }
+    // Hints first, then one more look: a wake-up between the look and the
+    // sleep is then never lost.
+    const Hints hints = gatherHints(conns, count);
+    COHORT_RETURN_IF_ERROR(advance(conns, count, what, &idle));
+    if (idle) return Status::Ok();
+    if (completions(conns, count) == seen) sleepOn(hints, deadline);
+  }
+}
+
+}  // namespace cohort::transport
