@@ -36,7 +36,9 @@ struct Options {
   ct::tcp::TcpOptions tcp = ct::tcp::TcpOptions::fromConfig();
 };
 
-double now() { return std::chrono::duration<double>(cohort::Clock::now().time_since_epoch()).count(); }
+double now() {
+  return std::chrono::duration<double>(cohort::Clock::now().time_since_epoch()).count();
+}
 
 [[noreturn]] void die(const std::string& what) {
   std::fprintf(stderr, "transport_bench_tcp: %s\n", what.c_str());
@@ -65,7 +67,7 @@ void readAll(int fd, void* p, std::size_t n) {
 // Both ends of the measurement, in each process.
 struct Link {
   bool sender = false;
-  int plain = -1;                           // the plain single socket
+  int plain = -1;                            // the plain single socket
   std::unique_ptr<ct::Transport> transport;  // keeps nothing the connection needs
   std::unique_ptr<ct::Connection> conn;
 };
@@ -107,11 +109,15 @@ double plainStream(Link& l, std::vector<std::uint8_t>& buf, std::size_t bytes, i
   char ack = 0;
   const double t0 = now();
   for (int i = 0; i < iters; ++i) {
-    if (l.sender) writeAll(l.plain, buf.data(), bytes);
-    else readAll(l.plain, buf.data(), bytes);
+    if (l.sender)
+      writeAll(l.plain, buf.data(), bytes);
+    else
+      readAll(l.plain, buf.data(), bytes);
   }
-  if (l.sender) readAll(l.plain, &ack, 1);
-  else writeAll(l.plain, &ack, 1);
+  if (l.sender)
+    readAll(l.plain, &ack, 1);
+  else
+    writeAll(l.plain, &ack, 1);
   return double(bytes) * iters / (now() - t0) / 1e9;
 }
 
@@ -158,11 +164,12 @@ double median(std::vector<double> v) {
 void run(Link& l, const Options& o) {
   std::vector<std::uint8_t> buf(o.maxBytes, 1);  // touched: no page faults while timed
   if (l.sender) {
-    std::printf("# transport_bench_tcp: 127.0.0.1, 2 processes; cohort tcp: %d socket(s)/peer, "
-                "congestion %s, chunk %zu KiB; plain: 1 blocking socket, system defaults, "
-                "TCP_NODELAY\n# %10s %8s %12s %12s %8s\n", o.tcp.socketsPerPeer,
-                o.tcp.congestion.empty() ? "(system)" : o.tcp.congestion.c_str(),
-                o.tcp.chunkBytes >> 10, "size", "iters", "plain GB/s", "cohort GB/s", "ratio");
+    std::printf(
+        "# transport_bench_tcp: 127.0.0.1, 2 processes; cohort tcp: %d socket(s)/peer, "
+        "congestion %s, chunk %zu KiB; plain: 1 blocking socket, system defaults, "
+        "TCP_NODELAY\n# %10s %8s %12s %12s %8s\n",
+        o.tcp.socketsPerPeer, o.tcp.congestion.empty() ? "(system)" : o.tcp.congestion.c_str(),
+        o.tcp.chunkBytes >> 10, "size", "iters", "plain GB/s", "cohort GB/s", "ratio");
   }
   plainStream(l, buf, o.maxBytes, 2);  // warm both paths up
   cohortStream(l, buf, o.maxBytes, 2);
@@ -186,8 +193,10 @@ void run(Link& l, const Options& o) {
     ours.push_back(cohortPing(l, o.pings));
   }
   if (l.sender) {
-    std::printf("# latency, 8 B ping-pong, half round trip: plain %.2f us, cohort %.2f us "
-                "(ratio %.2f)\n", median(plain), median(ours), median(ours) / median(plain));
+    std::printf(
+        "# latency, 8 B ping-pong, half round trip: plain %.2f us, cohort %.2f us "
+        "(ratio %.2f)\n",
+        median(plain), median(ours), median(ours) / median(plain));
   }
   std::fflush(stdout);
 }

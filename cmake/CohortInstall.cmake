@@ -4,7 +4,7 @@ include(CMakePackageConfigHelpers)
 
 add_library(cohort INTERFACE)
 add_library(Cohort::cohort ALIAS cohort)
-target_link_libraries(cohort INTERFACE cohort_runtime cohort_common)
+target_link_libraries(cohort INTERFACE cohort_collective cohort_transport cohort_ranktable cohort_runtime cohort_common)
 install(TARGETS cohort EXPORT CohortTargets)
 
 install(EXPORT CohortTargets NAMESPACE Cohort:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Cohort

@@ -19,6 +19,9 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "cohort-runtime (= ${PROJECT_VERSION}), libfmt-dev")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "cohort-runtime (= ${PROJECT_VERSION})")
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/common
-    ${PROJECT_BINARY_DIR}/runtime ${PROJECT_BINARY_DIR}/ranktable)
+# dpkg-shlibdeps finds our own libraries in the build tree.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS)
+foreach(folder common runtime ranktable transport collective launcher acl)
+  list(APPEND CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/${folder})
+endforeach()
 include(CPack)

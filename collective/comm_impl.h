@@ -13,6 +13,7 @@
 #include "collective/op.h"
 #include "collective/selector.h"
 #include "transport/bootstrap.h"
+#include "transport/shm/shm_transport.h"
 #include "transport/transport.h"
 
 namespace cohort {
@@ -45,6 +46,8 @@ class Communicator::Impl {
   Status connect();
   Status runSchedule(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
   Status runSendRecv(const collective::OpDesc& op, Deadline deadline);
+  Status runHierarchical(const collective::OpDesc& op, Deadline deadline);
+  void buildGroups(transport::shm::ShmTransport* shm);
   Status scratch(std::size_t bytes, void** out);
   Deadline execDeadline() const;
 
@@ -56,7 +59,9 @@ class Communicator::Impl {
   std::vector<std::unique_ptr<transport::Connection>> conns_;
   std::vector<transport::Connection*> connPtrs_;
   transport::LinkReport report_;
-  std::unique_ptr<collective::Mesh> mesh_;
+  std::unique_ptr<collective::Mesh> mesh_;  // all ranks, or this node's ranks (hierarchical)
+  std::vector<transport::Connection*> crossConns_;  // same local index on each node, by node
+  int crossRank_ = 0;
   collective::Topology topo_;
   collective::AlgoOverrides overrides_;
   runtime::Stream* stream_ = nullptr;

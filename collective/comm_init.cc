@@ -80,7 +80,8 @@ Status Communicator::Impl::create(std::shared_ptr<transport::Store> store,
   }
   log::setRank(rank);
   COHORT_LOG(kInfo, "collective", "communicator '{}' ready: rank {} of {}, {} node(s), {}", prefix,
-             rank, size, impl->nodes, impl->mesh_ ? "mesh" : "schedules");
+             rank, size, impl->nodes,
+             impl->topo_.meshAvailable ? "mesh" : impl->topo_.hierarchical ? "hierarchical" : "schedules");
   *out = std::move(impl);
   return Status::Ok();
 }
@@ -134,16 +135,40 @@ Status Communicator::Impl::connect() {
   topo_.nodes = nodes;
   auto* shm = transports_.empty() ? nullptr
                                   : dynamic_cast<transport::shm::ShmTransport*>(transports_[0].get());
-  bool allShm = shm != nullptr && nodes == 1;
-  for (auto* c : connPtrs_) allShm = allShm && (c == nullptr || std::string(c->kind()) == "shm");
-  if (allShm) {
-    std::vector<const transport::shm::ShmPeer*> members;
-    for (int r = 0; r < size; ++r) members.push_back(shm->peer(r));
-    mesh_ = std::make_unique<collective::Mesh>(
-        shm, members, rank, [this](std::size_t b, void** p) { return scratch(b, p); });
-    topo_.meshAvailable = true;
-  }
+  if (shm != nullptr) buildGroups(shm);
   return bootstrap_->barrier(deadline);
+}
+
+// The mesh (every rank on this node, or this node's part of a hierarchical
+// communicator) and the cross-node group of ranks with the same local index.
+void Communicator::Impl::buildGroups(transport::shm::ShmTransport* shm) {
+  std::vector<int> local;
+  std::map<std::string, int> perNode;
+  for (const auto& p : peers_) ++perNode[p.hostId];
+  const std::string& myHost = peers_[static_cast<std::size_t>(rank)].hostId;
+  for (const auto& p : peers_) {
+    if (p.hostId == myHost) local.push_back(p.rank);
+  }
+  bool localShm = true;
+  for (int r : local) {
+    auto* c = connPtrs_[static_cast<std::size_t>(r)];
+    localShm = localShm && (r == rank || (c != nullptr && std::string(c->kind()) == "shm"));
+  }
+  if (!localShm) return;
+  std::vector<const transport::shm::ShmPeer*> members;
+  for (int r : local) members.push_back(shm->peer(r));
+  mesh_ = std::make_unique<collective::Mesh>(
+      shm, members, localRank, [this](std::size_t b, void** p) { return scratch(b, p); });
+  topo_.meshAvailable = nodes == 1;
+  bool even = nodes > 1 && localSize > 1;
+  for (const auto& [host, count] : perNode) even = even && count == localSize;
+  if (!even) return;
+  for (const auto& p : peers_) {
+    if (p.localIndex != localRank) continue;
+    if (p.rank == rank) crossRank_ = static_cast<int>(crossConns_.size());
+    crossConns_.push_back(connPtrs_[static_cast<std::size_t>(p.rank)]);
+  }
+  topo_.hierarchical = true;
 }
 
 Status Communicator::Impl::scratch(std::size_t bytes, void** out) {

@@ -131,6 +131,25 @@ Status Communicator::Impl::runSendRecv(const OpDesc& op, Deadline deadline) {
                              fmt::format("send/recv with {} peer(s) on rank {}", active.size(), rank));
 }
 
+Status Communicator::Impl::runHierarchical(const OpDesc& op, Deadline deadline) {
+  const std::size_t e = dataTypeSize(op.type);
+  auto inter = [&](char* slice, std::size_t count) -> Status {
+    if (crossConns_.size() < 2) return Status::Ok();
+    const int n = static_cast<int>(crossConns_.size());
+    const Schedule sched =
+        count * e <= (64u << 10)
+            ? collective::halvingDoublingAllReduce(crossRank_, n, count, e, true)
+            : collective::ringAllReduce(crossRank_, n, count, e, true);
+    OpDesc part = op;
+    part.count = count;
+    part.op = op.op == ReduceOp::kAvg ? ReduceOp::kSum : op.op;
+    collective::ExecBuffers bufs{slice, slice, nullptr};
+    return collective::execute(sched, bufs, crossConns_, collective::reductionFor(op.type, part.op),
+                               part, rank, deadline);
+  };
+  return mesh_->hierarchicalAllReduce(op, size, inter, deadline, aborted_);
+}
+
 Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline deadline) {
   const Schedule sched = buildSchedule(op, algo, rank, size);
   collective::ExecBuffers bufs;
@@ -183,8 +202,9 @@ Status Communicator::Impl::runOp(const OpDesc& op) {
   lastChoice = fmt::format("{}={} {}", collName(op.coll), collective::algoName(algo),
                            algo == Algo::kMesh ? "shm" : (connPtrs_[rank == 0 ? 1 : 0]->kind()));
   COHORT_LOG(kInfo, "collective", "{} start: {}", op.describe(), lastChoice);
-  Status s = algo == Algo::kMesh ? mesh_->run(op, deadline, aborted_)
-                                 : runSchedule(op, algo, deadline);
+  Status s = algo == Algo::kMesh           ? mesh_->run(op, deadline, aborted_)
+             : algo == Algo::kHierarchical ? runHierarchical(op, deadline)
+                                           : runSchedule(op, algo, deadline);
   COHORT_LOG(kInfo, "collective", "{} end: {}", op.describe(), s.toString());
   if (!s.ok()) return makeError(s.code(), "rank {}: {}", rank, s.message());
   return s;

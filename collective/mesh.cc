@@ -248,6 +248,40 @@ Status Mesh::large(const OpDesc& op, Deadline deadline, const std::atomic<bool>&
   return Status::Ok();
 }
 
+Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
+                                   const std::function<Status(char*, std::size_t)>& inter,
+                                   Deadline deadline, const std::atomic<bool>& aborted) {
+  const std::size_t e = dataTypeSize(op.type);
+  const std::size_t bytes = op.count * e;
+  const void* in = op.input;
+  void* out = op.output;
+  COHORT_RETURN_IF_ERROR(hostFallback(op, bytes, bytes, &in, &out));
+  Views v;
+  COHORT_RETURN_IF_ERROR(publish(op, in, out, deadline, aborted, &v));
+  OpDesc local = op;
+  if (local.op == ReduceOp::kAvg) local.op = ReduceOp::kSum;  // divided by the world size below
+  const Block mine = blockOf(op.count, n_, me_);
+  char* slice = v.out[static_cast<std::size_t>(me_)] + mine.offset * e;
+  reduceBlocks(local, n_, v.in, mine.offset * e, mine.count * e,
+               [&](std::size_t off, const char* data, std::size_t len) {
+                 std::memcpy(slice + off, data, len);
+               });
+  Status s = inter(slice, mine.count);
+  if (s.ok()) {
+    if (op.op == ReduceOp::kAvg) finishAverage(slice, mine.count, op.type, worldSize);
+    for (std::size_t j = 0; j < v.out.size(); ++j) {
+      if (static_cast<int>(j) != me_) std::memcpy(v.out[j] + mine.offset * e, slice, mine.count * e);
+    }
+  }
+  // Everyone passes the completion barrier, even after a failure, so that the
+  // node's barrier counts stay aligned; the failure is returned afterwards.
+  Status done = barrier(op, "completion", deadline, aborted);
+  if (!s.ok()) return s;
+  COHORT_RETURN_IF_ERROR(done);
+  if (out != op.output) std::memcpy(op.output, out, bytes);
+  return Status::Ok();
+}
+
 Status Mesh::small(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
   const std::size_t e = dataTypeSize(op.type);
   const std::size_t b = op.count * e;

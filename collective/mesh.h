@@ -24,6 +24,12 @@ class Mesh {
 
   /// Whether the mesh implements this operation.
   static bool supports(Coll coll);
+  /// The intra-node part of a hierarchical allreduce: each local rank reduces its
+  /// slice across the node, `inter(slice, count)` reduces that slice across nodes
+  /// (in place), then every rank copies its slice into all local outputs.
+  Status hierarchicalAllReduce(const OpDesc& op, int worldSize,
+                               const std::function<Status(char*, std::size_t)>& inter,
+                               Deadline deadline, const std::atomic<bool>& aborted);
   Status run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
 
  private:

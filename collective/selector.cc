@@ -17,7 +17,7 @@ constexpr std::size_t kHalvingDoublingMax = 64 << 10;  // latency-bound below th
 constexpr std::size_t kTreeBroadcastMax = 256 << 10;
 
 const char* kAlgoNames[] = {"auto", "mesh", "ring", "hd", "tree", "chain", "linear",
-                            "pairwise", "dissemination"};
+                            "pairwise", "dissemination", "hierarchical"};
 
 // Which algorithms can run which collective (beyond kAuto).
 bool canRun(Coll c, Algo a) {
@@ -31,6 +31,7 @@ bool canRun(Coll c, Algo a) {
     case Algo::kLinear: return c == Coll::kGather || c == Coll::kScatter || c == Coll::kAllGatherV || c == Coll::kReduceScatterV;
     case Algo::kPairwise: return c == Coll::kAllToAll || c == Coll::kAllToAllV;
     case Algo::kDissemination: return c == Coll::kBarrier;
+    case Algo::kHierarchical: return c == Coll::kAllReduce;
   }
   return false;
 }
@@ -38,6 +39,7 @@ bool canRun(Coll c, Algo a) {
 Algo tableChoice(const OpDesc& op, const Topology& topo) {
   if (topo.meshAvailable && canRun(op.coll, Algo::kMesh)) return Algo::kMesh;
   const std::size_t bytes = op.count * dataTypeSize(op.type);
+  if (topo.hierarchical && op.coll == Coll::kAllReduce) return Algo::kHierarchical;
   switch (op.coll) {
     case Coll::kAllReduce: return bytes <= kHalvingDoublingMax ? Algo::kHalvingDoubling : Algo::kRing;
     case Coll::kAllGather: case Coll::kReduceScatter: return Algo::kRing;
@@ -155,6 +157,11 @@ Status selectAlgorithm(const OpDesc& op, const Topology& topo, const AlgoOverrid
   if (forced == Algo::kAuto) {
     *out = tableChoice(op, topo);
     return Status::Ok();
+  }
+  if (forced == Algo::kHierarchical && !topo.hierarchical) {
+    return makeError(ErrorCode::kInvalidUsage,
+                     "COHORT_ALGO asks for hierarchical {} but the ranks are not spread evenly "
+                     "over several nodes with more than one rank each", collName(op.coll));
   }
   if (forced == Algo::kMesh && !topo.meshAvailable) {
     return makeError(ErrorCode::kInvalidUsage,

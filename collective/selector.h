@@ -11,6 +11,7 @@ namespace cohort::collective {
 
 enum class Algo : int {
   kAuto = 0, kMesh, kRing, kHalvingDoubling, kTree, kChain, kLinear, kPairwise, kDissemination,
+  kHierarchical,
 };
 const char* algoName(Algo a);
 
@@ -18,6 +19,7 @@ struct Topology {
   int size = 1;
   int nodes = 1;
   bool meshAvailable = false;  // every rank on this node, linked by shm
+  bool hierarchical = false;   // several nodes, the same number of ranks on each (> 1)
 };
 
 /// Parsed COHORT_ALGO: one choice per collective (kAuto = the table's).

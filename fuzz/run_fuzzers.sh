@@ -13,7 +13,7 @@ seconds="${1:-60}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${root}/build-fuzz"
 lock="${COHORT_BUILD_LOCK:-/tmp/cohort-build.lock}"
-fuzzers=(ranktable_json_fuzzer ranktable_yaml_fuzzer)
+fuzzers=(ranktable_json_fuzzer ranktable_yaml_fuzzer store_protocol_fuzzer)
 
 locked() {
   if command -v flock >/dev/null; then flock "${lock}" "$@"; else "$@"; fi
@@ -35,12 +35,17 @@ for fuzzer in "${fuzzers[@]}"; do
   corpus="${build}/corpus/${kind}"
   artifacts="${build}/artifacts/${kind}/"
   mkdir -p "${corpus}" "${artifacts}"
-  # Seeds: the test tables of this format (the corpus grows in build-fuzz only).
-  cp "${root}"/tests/ranktable/data/*."${kind}" "${corpus}/"
+  extra=()
+  if [[ "${fuzzer}" == ranktable_* ]]; then
+    # Seeds: the test tables of this format (the corpus grows in build-fuzz only).
+    cp "${root}"/tests/ranktable/data/*."${kind}" "${corpus}/"
+    extra=(-dict="${root}/fuzz/ranktable_${kind}.dict" -max_len=65536)
+  else
+    extra=(-max_len=8192)  # wire frames: no seeds, an empty corpus to grow
+  fi
   echo "== ${fuzzer}: ${seconds} s"
-  if ! "${build}/fuzz/${fuzzer}" "${corpus}" \
-      -dict="${root}/fuzz/ranktable_${kind}.dict" \
-      -max_len=65536 -max_total_time="${seconds}" -timeout=10 -rss_limit_mb=2048 \
+  if ! "${build}/fuzz/${fuzzer}" "${corpus}" "${extra[@]}" \
+      -max_total_time="${seconds}" -timeout=10 -rss_limit_mb=2048 \
       -detect_leaks=1 -artifact_prefix="${artifacts}" -print_final_stats=1; then
     echo "!! ${fuzzer} failed: reproducer in ${artifacts}" >&2
     failed=1

@@ -4,6 +4,7 @@
 #include "launcher/launcher.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +14,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "launcher/job_store_host.h"
+#include "launcher/node_sync.h"
 #include "launcher/supervisor.h"
 
 extern char** environ;
@@ -104,9 +106,24 @@ int runJob(const LaunchOptions& options) {
   std::vector<int> logFds;
   s = openLogs(options.logDir, plan, &logFds);
   if (!s.ok()) return fail(1, s.message());
+  const Deadline jobDeadline =
+      options.timeoutS > 0 ? Deadline::after(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::duration<double>(options.timeoutS)))
+                           : Deadline::never();
   Supervisor supervisor({options.graceS, options.timeoutS}, signals.get());
   spawnAll(options, plan, program, *store, logFds, &supervisor);
-  return supervisor.run();
+  NodeSync nodes(plan, store->rootInfo());
+  nodes.start();
+  int code = supervisor.run();
+  nodes.finish(code, jobDeadline, [&] {
+    for (int sig = signals->next(); sig != 0; sig = signals->next()) {
+      if (sig == SIGCHLD) continue;
+      code = 128 + sig;
+      return true;
+    }
+    return false;
+  });
+  return code;
 }
 
 }  // namespace cohort::launcher

@@ -113,8 +113,7 @@ Status resolveProgram(const std::string& program, const std::string& pathVariabl
     }
     start = end + 1;
   }
-  return makeError(ErrorCode::kInvalidArgument, "'{}': command not found in PATH={}", program,
-                   pathVariable);
+  return makeError(ErrorCode::kInvalidArgument, "'{}': command not found (searched PATH)", program);
 }
 
 std::vector<std::string> mergeEnvironment(

@@ -2,10 +2,9 @@
 // the other, ping-pong small messages (the median round trip is the latency),
 // and optionally time a one-way transfer; the initiator's figures are sent to
 // the other end so both report the same numbers.
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "common/error.h"
@@ -99,7 +98,8 @@ Status runProbe(Connection& c, bool initiator, int pings, std::size_t bandwidthB
   std::vector<double> rtts;
   for (int i = 0; i <= pings && pings > 0; ++i) {  // ping 0 warms up
     double s = 0;
-    COHORT_RETURN_IF_ERROR(pingOnce(c, initiator, deadline, fmt::format("{}, ping {}", what, i), &s));
+    COHORT_RETURN_IF_ERROR(
+        pingOnce(c, initiator, deadline, fmt::format("{}, ping {}", what, i), &s));
     if (i > 0) rtts.push_back(s);
   }
   double figures[2] = {median(rtts) * 1e6, 0};
@@ -135,9 +135,15 @@ Status probeLink(Connection& conn, bool initiator, int pings, std::size_t bandwi
 std::string LinkReport::toJson() const {
   nlohmann::json links = nlohmann::json::array();
   for (const LinkResult& l : this->links) {
-    links.push_back({{"rank", l.rank}, {"peer", l.peer}, {"transport", l.transport},
-                     {"local", l.local}, {"remote", l.remote}, {"ok", l.ok}, {"rttUs", l.rttUs},
-                     {"gbps", l.gbps}, {"error", l.error}});
+    links.push_back({{"rank", l.rank},
+                     {"peer", l.peer},
+                     {"transport", l.transport},
+                     {"local", l.local},
+                     {"remote", l.remote},
+                     {"ok", l.ok},
+                     {"rttUs", l.rttUs},
+                     {"gbps", l.gbps},
+                     {"error", l.error}});
   }
   return nlohmann::json{{"links", links}}.dump(2);
 }

@@ -22,7 +22,8 @@ constexpr auto kSleepSlice = std::chrono::milliseconds(2);
 
 std::uint64_t completions(Connection* const* conns, std::size_t count) {
   std::uint64_t n = 0;
-  for (std::size_t i = 0; i < count; ++i) n += conns[i]->sendsCompleted() + conns[i]->recvsCompleted();
+  for (std::size_t i = 0; i < count; ++i)
+    n += conns[i]->sendsCompleted() + conns[i]->recvsCompleted();
   return n;
 }
 
@@ -56,7 +57,8 @@ Status timedOut(Connection* const* conns, std::size_t count, const std::string& 
 
 int pollTimeoutMs(Deadline deadline, std::chrono::milliseconds cap) {
   if (deadline.isNever()) return static_cast<int>(cap.count());
-  const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline.at() - Clock::now());
+  const auto left =
+      std::chrono::duration_cast<std::chrono::microseconds>(deadline.at() - Clock::now());
   if (left.count() <= 0) return 0;
   return static_cast<int>(std::min<std::int64_t>(cap.count(), (left.count() + 999) / 1000));
 }
@@ -110,7 +112,12 @@ Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
   const auto start = Clock::now();
   auto stageStart = start;
   std::uint64_t seen = completions(conns, count);
+  bool sleeping = false;  // past the spin and yield stages
   for (;;) {
+    // In the sleep stage the hints are taken before the last look at the
+    // connections, so a wake-up between that look and the sleep is never lost.
+    Hints hints;
+    if (sleeping) hints = gatherHints(conns, count);
     bool idle = false;
     COHORT_RETURN_IF_ERROR(advance(conns, count, what, &idle));
     if (idle) return Status::Ok();
@@ -119,6 +126,7 @@ Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
     if (done != seen) {
       seen = done;
       stageStart = now;
+      sleeping = false;
       continue;
     }
     if (deadline.expired()) return timedOut(conns, count, what, now - start);
@@ -126,14 +134,11 @@ Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
     if (waited < policy.spinNs) continue;
     if (waited < policy.spinNs + policy.yieldNs) {
       sched_yield();
-      continue;
+    } else if (sleeping) {
+      sleepOn(hints, deadline);
+    } else {
+      sleeping = true;
     }
-    // Hints first, then one more look: a wake-up between the look and the
-    // sleep is then never lost.
-    const Hints hints = gatherHints(conns, count);
-    COHORT_RETURN_IF_ERROR(advance(conns, count, what, &idle));
-    if (idle) return Status::Ok();
-    if (completions(conns, count) == seen) sleepOn(hints, deadline);
   }
 }
 

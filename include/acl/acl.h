@@ -25,8 +25,9 @@ ACL_FUNC_VISIBILITY aclError aclInit(const char* configPath);
 /* Releases every device, context and event still held through this API. A second
  * call returns ACL_ERROR_REPEAT_FINALIZE. aclInit may be called again afterwards. */
 ACL_FUNC_VISIBILITY aclError aclFinalize(void);
-/* The messages of the calling thread's failed calls since the last call, newest
- * first, one per line; NULL when there are none. Valid until the next call. */
+/* The messages of the calling thread's failed calls (the process's, with
+ * err_msg_mode "1") since the last call, newest first, one per line; NULL when
+ * there are none. The text stays valid until the thread calls it again. */
 ACL_FUNC_VISIBILITY const char* aclGetRecentErrMsg(void);
 
 #ifdef __cplusplus

@@ -23,6 +23,15 @@ extern "C" {
 #define ACL_FUNC_VISIBILITY
 #endif
 
+/* In C++ the enums below have int as their underlying type, as they have in C:
+ * any int a caller passes is a valid value to check (and reject), never
+ * undefined behaviour. */
+#ifdef __cplusplus
+#define ACL_ENUM_BASE : int
+#else
+#define ACL_ENUM_BASE
+#endif
+
 /* ---- Handles and the error type ------------------------------------------- */
 
 typedef void* aclrtStream;  /* a stream of one device (NULL: the default stream) */

@@ -35,30 +35,30 @@ extern "C" {
 #define ACL_STREAM_CPU_SCHEDULE 0x00000010U
 #define ACL_STREAM_DEVICE_USE_ONLY 0x00000020U
 
-typedef enum aclrtRunMode {
+typedef enum aclrtRunMode ACL_ENUM_BASE {
   ACL_DEVICE = 0,
   ACL_HOST = 1,
 } aclrtRunMode;
 
 /* aclrtQueryEvent (deprecated): complete is 0. */
-typedef enum aclrtEventStatus {
+typedef enum aclrtEventStatus ACL_ENUM_BASE {
   ACL_EVENT_STATUS_COMPLETE = 0,
   ACL_EVENT_STATUS_NOT_READY = 1,
   ACL_EVENT_STATUS_RESERVED = 2,
 } aclrtEventStatus;
 
 /* aclrtQueryEventStatus: complete is 1. */
-typedef enum aclrtEventRecordedStatus {
+typedef enum aclrtEventRecordedStatus ACL_ENUM_BASE {
   ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
   ACL_EVENT_RECORDED_STATUS_COMPLETE = 1,
 } aclrtEventRecordedStatus;
 
-typedef enum aclrtCallbackBlockType {
+typedef enum aclrtCallbackBlockType ACL_ENUM_BASE {
   ACL_CALLBACK_NO_BLOCK = 0, /* the stream goes on while the callback waits to run */
   ACL_CALLBACK_BLOCK = 1,    /* later tasks of the stream wait until it has run */
 } aclrtCallbackBlockType;
 
-typedef enum aclrtMemcpyKind {
+typedef enum aclrtMemcpyKind ACL_ENUM_BASE {
   ACL_MEMCPY_HOST_TO_HOST = 0,
   ACL_MEMCPY_HOST_TO_DEVICE = 1,
   ACL_MEMCPY_DEVICE_TO_HOST = 2,
@@ -70,7 +70,7 @@ typedef enum aclrtMemcpyKind {
 } aclrtMemcpyKind;
 
 /* Every policy is accepted; emulated device memory has one kind of page. */
-typedef enum aclrtMemMallocPolicy {
+typedef enum aclrtMemMallocPolicy ACL_ENUM_BASE {
   ACL_MEM_MALLOC_HUGE_FIRST = 0,
   ACL_MEM_MALLOC_HUGE_ONLY = 1,
   ACL_MEM_MALLOC_NORMAL_ONLY = 2,
@@ -85,7 +85,7 @@ typedef enum aclrtMemMallocPolicy {
 } aclrtMemMallocPolicy;
 
 /* aclrtGetMemInfo: every attribute reports the current device's memory. */
-typedef enum aclrtMemAttr {
+typedef enum aclrtMemAttr ACL_ENUM_BASE {
   ACL_DDR_MEM = 0,
   ACL_HBM_MEM = 1,
   ACL_DDR_MEM_HUGE = 2,
@@ -106,7 +106,7 @@ typedef enum aclrtMemAttr {
   ACL_MEM_P2P_HUGE1G = 17,
 } aclrtMemAttr;
 
-typedef enum aclrtLastErrLevel {
+typedef enum aclrtLastErrLevel ACL_ENUM_BASE {
   ACL_RT_THREAD_LEVEL = 0,
 } aclrtLastErrLevel;
 

@@ -10,6 +10,7 @@ declare -A allowed=(
   [transport]="common runtime transport"
   [collective]="common runtime ranktable transport collective"
   [launcher]="common ranktable transport launcher"
+  [acl]="common runtime acl"
 )
 bad=0
 for folder in "${!allowed[@]}"; do

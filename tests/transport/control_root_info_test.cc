@@ -104,6 +104,14 @@ TEST(ControlRootInfoTest, TextsThatAreNotRootInfoAreRejected) {
   EXPECT_ERROR(RootInfo::fromText(v + hex + "@10.0.0.1:65536", &out), kInvalidArgument, "bad port");
   EXPECT_ERROR(RootInfo::fromText(v + hex + "@:80", &out), kInvalidArgument, "bad host");
   EXPECT_ERROR(RootInfo::fromText(v + hex + "@a b:80", &out), kInvalidArgument, "bad host");
+  // The token is a secret: errors never echo it.
+  const Status s = RootInfo::fromText(v + hex + "@10.0.0.1:99999", &out);
+  EXPECT_ERROR(s, kInvalidArgument, "'...@10.0.0.1:99999'");
+  EXPECT_EQ(s.message().find(hex), std::string::npos) << s.message();
+  RootInfo other = sample();
+  other.protocolVersion = 3;
+  const Status v3 = RootInfo::fromText(other.toText(), &out);
+  EXPECT_EQ(v3.message().find(other.token.hex()), std::string::npos) << v3.message();
 }
 
 TEST(ControlRootInfoTest, ConnectStoreChecksTheRootInfo) {

@@ -5,7 +5,7 @@ set(tcp_test_env "COHORT_IF_IP=127.0.0.1;COHORT_CONNECT_TIMEOUT=10")
 cohort_add_test(transport_tcp_test
   SOURCES tcp_pair.cc tcp_frame_test.cc tcp_connection_test.cc tcp_connect_test.cc
           tcp_link_probe_test.cc tcp_wait_idle_test.cc
-  LIBS cohort_transport nlohmann_json::nlohmann_json
+  LIBS cohort_transport nlohmann_json::nlohmann_json LABELS tsan
   ENV "${tcp_test_env}")
 cohort_add_test(transport_tcp_multiprocess_test
   SOURCES tcp_pair.cc tcp_multiprocess_test.cc

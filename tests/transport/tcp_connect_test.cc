@@ -9,8 +9,8 @@
 #include <string>
 #include <thread>
 
-#include "tcp_pair.h"
 #include "common/error.h"
+#include "tcp_pair.h"
 #include "test_util.h"
 #include "transport/tcp/tcp_connection.h"
 #include "transport/tcp/tcp_transport.h"
@@ -85,8 +85,8 @@ TEST(TcpConnect, ConnectionRefusedNamesBothEnds) {
   Bytes blob;
   ASSERT_OK(t->setup(&blob));
   std::unique_ptr<Connection> c;
-  const Status s = t->connect(peerInfo(1), bytes("tcp1 127.0.0.1 " + std::to_string(port) +
-                                                 " 2 524288"), &c);
+  const Status s =
+      t->connect(peerInfo(1), bytes("tcp1 127.0.0.1 " + std::to_string(port) + " 2 524288"), &c);
   EXPECT_ERROR(s, kConnectionError, "connection refused");
   EXPECT_ERROR(s, kConnectionError, "-> rank 1 (127.0.0.1:" + std::to_string(port) + ")");
   EXPECT_ERROR(s, kConnectionError, "rank 0 (127.0.0.1:");
@@ -100,8 +100,8 @@ TEST(TcpConnect, UnansweredHandshakeTimesOut) {
   Bytes blob;
   ASSERT_OK(t->setup(&blob));
   std::unique_ptr<Connection> c;
-  const Status s = t->connect(peerInfo(1), bytes("tcp1 127.0.0.1 " + std::to_string(port) +
-                                                 " 2 524288"), &c);
+  const Status s =
+      t->connect(peerInfo(1), bytes("tcp1 127.0.0.1 " + std::to_string(port) + " 2 524288"), &c);
   EXPECT_ERROR(s, kTimeout, "timed out after 0.");
   EXPECT_ERROR(s, kTimeout, "rank 1 (127.0.0.1:" + std::to_string(port) + ")");
   ::close(fd);
@@ -126,8 +126,8 @@ TEST(TcpConnect, MalformedBlobAndBadPeer) {
   ASSERT_OK(t->setup(&blob));
   EXPECT_ERROR(t->connect(peerInfo(1), bytes("garbage"), &c), kInvalidArgument,
                "the tcp blob of rank 1 is malformed");
-  EXPECT_ERROR(t->connect(peerInfo(1), bytes("tcp1 127.0.0.1 0 2 524288"), &c),
-               kInvalidArgument, "malformed");
+  EXPECT_ERROR(t->connect(peerInfo(1), bytes("tcp1 127.0.0.1 0 2 524288"), &c), kInvalidArgument,
+               "malformed");
   EXPECT_ERROR(t->connect(peerInfo(0), blob, &c), kInvalidUsage, "not a valid peer");
 }
 
@@ -218,7 +218,10 @@ TEST(TcpConnect, ClashingOrdersDoNotDeadlock) {
         conns.push_back(c);
         Status s = c->postSend(&mine[r], 4);
         if (s.ok()) s = c->postRecv(&got[r][p], 4);
-        if (!s.ok()) { st[r] = s; return; }
+        if (!s.ok()) {
+          st[r] = s;
+          return;
+        }
       }
       st[r] = waitIdle(conns.data(), conns.size(), Deadline::afterMs(5000), "all-to-all");
     });

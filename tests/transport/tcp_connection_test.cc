@@ -1,16 +1,17 @@
 // The TCP data path between two ranks (threads) over 127.0.0.1: exact bytes at
 // every size and socket count, many messages in flight, both directions at
 // once, reduction on receive, size mismatch and a peer that goes away.
+#include "transport/tcp/tcp_connection.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 #include <vector>
 
-#include "tcp_pair.h"
 #include "common/error.h"
+#include "tcp_pair.h"
 #include "test_util.h"
-#include "transport/tcp/tcp_connection.h"
 
 namespace cohort::transport::testing {
 namespace {
@@ -79,7 +80,8 @@ TEST(TcpConnection, ManyMessagesInFlight) {
   EXPECT_EQ(pair.a().sendsPosted(), 100u);
   const auto st = onBoth([&](int rank) {
     if (rank == 0) return drain(pair.a());
-    for (int i = 0; i < kCount; ++i) COHORT_RETURN_IF_ERROR(pair.b().postRecv(in[i].data(), size(i)));
+    for (int i = 0; i < kCount; ++i)
+      COHORT_RETURN_IF_ERROR(pair.b().postRecv(in[i].data(), size(i)));
     return drain(pair.b());
   });
   ASSERT_OK(st[0]);
@@ -137,8 +139,8 @@ void reduceCase(std::size_t count, bool inPlace) {
       COHORT_RETURN_IF_ERROR(pair.a().postSend(sent.data(), count * sizeof(float)));
       return drain(pair.a());
     }
-    COHORT_RETURN_IF_ERROR(pair.b().postRecv(dst.data(), count * sizeof(float), &sum,
-                                             inPlace ? nullptr : acc.data()));
+    COHORT_RETURN_IF_ERROR(
+        pair.b().postRecv(dst.data(), count * sizeof(float), &sum, inPlace ? nullptr : acc.data()));
     return drain(pair.b());
   });
   ASSERT_OK(st[0]);
@@ -146,7 +148,8 @@ void reduceCase(std::size_t count, bool inPlace) {
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const float want = static_cast<float>(i % 1000) + static_cast<float>(3 * (i % 777) + 1);
-    if (dst[i] != want && wrong++ < 5) ADD_FAILURE() << "element " << i << ": " << dst[i] << " vs " << want;
+    if (dst[i] != want && wrong++ < 5)
+      ADD_FAILURE() << "element " << i << ": " << dst[i] << " vs " << want;
   }
   EXPECT_EQ(wrong, 0u);
 }
@@ -212,9 +215,11 @@ TEST(TcpConnection, PeerClosingMidTransferFailsTheReceiver) {
   const Status s = drain(pair.b(), 10000);
   EXPECT_LT(Clock::now() - t0, std::chrono::seconds(5));
   EXPECT_EQ(s.code(), ErrorCode::kRemoteError) << s.toString();
-  EXPECT_NE(s.message().find("connection to rank 0 (127.0.0.1:"), std::string::npos) << s.toString();
+  EXPECT_NE(s.message().find("connection to rank 0 (127.0.0.1:"), std::string::npos)
+      << s.toString();
   EXPECT_TRUE(s.message().find("closed") != std::string::npos ||
-              s.message().find("reset") != std::string::npos) << s.toString();
+              s.message().find("reset") != std::string::npos)
+      << s.toString();
 }
 
 TEST(TcpConnection, PeerClosingFailsTheBlockedSender) {
@@ -238,7 +243,8 @@ TEST(TcpConnection, IdleReceiverNoticesAClosedPeer) {
   std::uint64_t word = 0;
   ASSERT_OK(pair.b().postRecv(&word, sizeof(word)));
   pair.ranks[0].conns[1].reset();
-  EXPECT_ERROR(drain(pair.b(), 5000, "step 3"), kRemoteError, "step 3: rank 1: connection to rank 0");
+  EXPECT_ERROR(drain(pair.b(), 5000, "step 3"), kRemoteError,
+               "step 3: rank 1: connection to rank 0");
 }
 
 TEST(TcpConnection, DescribeNamesThePeerListener) {

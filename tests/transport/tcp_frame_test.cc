@@ -1,8 +1,9 @@
 // The TCP wire format: frame headers and how a message is cut over sockets.
+#include "transport/tcp/tcp_frame.h"
+
 #include <gtest/gtest.h>
 
 #include "test_util.h"
-#include "transport/tcp/tcp_frame.h"
 
 namespace cohort::transport::tcp {
 namespace {

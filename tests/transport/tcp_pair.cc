@@ -40,7 +40,7 @@ Status runRank(const TcpJob& job, int rank, std::shared_ptr<Store> store, TcpRan
     info.rank = p;
     info.address = "127.0.0.1";
     COHORT_RETURN_IF_ERROR(out->transport->connect(info, blobs[static_cast<std::size_t>(p)],
-                                                     &out->conns[static_cast<std::size_t>(p)]));
+                                                   &out->conns[static_cast<std::size_t>(p)]));
   }
   return Status::Ok();
 }

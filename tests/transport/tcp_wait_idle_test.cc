@@ -27,7 +27,9 @@ class FakeConnection : public Connection {
     ++posted_;
     return Status::Ok();
   }
-  Status postRecv(void*, std::size_t, const Reduction*, const void*) override { return Status::Ok(); }
+  Status postRecv(void*, std::size_t, const Reduction*, const void*) override {
+    return Status::Ok();
+  }
   Status progress() override {
     ++progressCalls;
     return error;

@@ -46,8 +46,8 @@ Status BenchCase::launch() const {
   const auto rank = static_cast<std::size_t>(rank_);
   switch (spec_.coll) {
     case Coll::kAllReduce:
-      return comm_->allReduce(spec_.inPlace ? recv : send, recv, l.paramCount, spec_.type,
-                              spec_.op, stream_);
+      return comm_->allReduce(spec_.inPlace ? recv : send, recv, l.paramCount, spec_.type, spec_.op,
+                              stream_);
     case Coll::kAllGather:
       return comm_->allGather(spec_.inPlace ? at(recv, rank * l.chunk) : send, recv, l.chunk,
                               spec_.type, stream_);

@@ -13,13 +13,20 @@ const std::vector<Coll>& allCollectives() {
 
 const char* cliName(Coll c) {
   switch (c) {
-    case Coll::kAllReduce: return "allreduce";
-    case Coll::kAllGather: return "allgather";
-    case Coll::kReduceScatter: return "reducescatter";
-    case Coll::kBroadcast: return "broadcast";
-    case Coll::kReduce: return "reduce";
-    case Coll::kAllToAll: return "alltoall";
-    case Coll::kSendRecv: return "sendrecv";
+    case Coll::kAllReduce:
+      return "allreduce";
+    case Coll::kAllGather:
+      return "allgather";
+    case Coll::kReduceScatter:
+      return "reducescatter";
+    case Coll::kBroadcast:
+      return "broadcast";
+    case Coll::kReduce:
+      return "reduce";
+    case Coll::kAllToAll:
+      return "alltoall";
+    case Coll::kSendRecv:
+      return "sendrecv";
   }
   return "?";
 }
@@ -39,11 +46,14 @@ bool parseColl(const std::string& text, Coll* out) {
 double busFactor(Coll c, int nranks) {
   const double n = nranks;
   switch (c) {
-    case Coll::kAllReduce: return 2.0 * (n - 1) / n;
+    case Coll::kAllReduce:
+      return 2.0 * (n - 1) / n;
     case Coll::kAllGather:
     case Coll::kReduceScatter:
-    case Coll::kAllToAll: return (n - 1) / n;
-    default: return 1.0;
+    case Coll::kAllToAll:
+      return (n - 1) / n;
+    default:
+      return 1.0;
   }
 }
 

@@ -10,7 +10,15 @@
 
 namespace cohort::perf {
 
-enum class Coll { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
+enum class Coll {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSendRecv
+};
 
 /// Every collective, in the order "all" runs them (the peers' order, then reduce and
 /// sendrecv).

@@ -19,7 +19,7 @@ const TypeInfo kTypes[] = {
     {DataType::kUint32, "uint32", "uint32", 4, 4294967294.0},
     {DataType::kInt64, "int64", "int64", 8, k2to53},
     {DataType::kUint64, "uint64", "uint64", 8, k2to53},
-    {DataType::kFloat16, "half", "fp16", 2, 2048},      // every integer up to 2^11 is exact
+    {DataType::kFloat16, "half", "fp16", 2, 2048},       // every integer up to 2^11 is exact
     {DataType::kBFloat16, "bfloat16", "bfp16", 2, 256},  // 8 significant bits
     {DataType::kFloat32, "float", "fp32", 4, 16777216.0},
     {DataType::kFloat64, "double", "fp64", 8, k2to53},
@@ -61,18 +61,30 @@ BFloat16 encode<BFloat16>(double v) {
 template <typename Fn>
 auto visitType(DataType type, Fn&& fn) {
   switch (type) {
-    case DataType::kInt8: return fn(std::int8_t{});
-    case DataType::kUint8: return fn(std::uint8_t{});
-    case DataType::kInt16: return fn(std::int16_t{});
-    case DataType::kUint16: return fn(std::uint16_t{});
-    case DataType::kInt32: return fn(std::int32_t{});
-    case DataType::kUint32: return fn(std::uint32_t{});
-    case DataType::kInt64: return fn(std::int64_t{});
-    case DataType::kUint64: return fn(std::uint64_t{});
-    case DataType::kFloat16: return fn(Half{});
-    case DataType::kBFloat16: return fn(BFloat16{});
-    case DataType::kFloat32: return fn(float{});
-    case DataType::kFloat64: break;
+    case DataType::kInt8:
+      return fn(std::int8_t{});
+    case DataType::kUint8:
+      return fn(std::uint8_t{});
+    case DataType::kInt16:
+      return fn(std::int16_t{});
+    case DataType::kUint16:
+      return fn(std::uint16_t{});
+    case DataType::kInt32:
+      return fn(std::int32_t{});
+    case DataType::kUint32:
+      return fn(std::uint32_t{});
+    case DataType::kInt64:
+      return fn(std::int64_t{});
+    case DataType::kUint64:
+      return fn(std::uint64_t{});
+    case DataType::kFloat16:
+      return fn(Half{});
+    case DataType::kBFloat16:
+      return fn(BFloat16{});
+    case DataType::kFloat32:
+      return fn(float{});
+    case DataType::kFloat64:
+      break;
   }
   return fn(double{});
 }
@@ -98,15 +110,16 @@ const TypeInfo& typeInfo(DataType type) {
 }
 
 std::vector<DataType> allTypes() {
-  return {DataType::kInt8,    DataType::kUint8,   DataType::kInt32,    DataType::kUint32,
-          DataType::kInt64,   DataType::kUint64,  DataType::kFloat16,  DataType::kFloat32,
+  return {DataType::kInt8,    DataType::kUint8,    DataType::kInt32,   DataType::kUint32,
+          DataType::kInt64,   DataType::kUint64,   DataType::kFloat16, DataType::kFloat32,
           DataType::kFloat64, DataType::kBFloat16, DataType::kInt16,   DataType::kUint16};
 }
 
 bool parseType(const std::string& text, DataType* out) {
-  static const std::pair<const char*, DataType> kAliases[] = {
-      {"float16", DataType::kFloat16}, {"float32", DataType::kFloat32},
-      {"float64", DataType::kFloat64}, {"bf16", DataType::kBFloat16}};
+  static const std::pair<const char*, DataType> kAliases[] = {{"float16", DataType::kFloat16},
+                                                              {"float32", DataType::kFloat32},
+                                                              {"float64", DataType::kFloat64},
+                                                              {"bf16", DataType::kBFloat16}};
   for (const auto& t : kTypes) {
     if (text == t.name || text == t.hcclName) {
       *out = t.type;
@@ -133,8 +146,8 @@ bool parseOp(const std::string& text, ReduceOp* out) {
 }
 
 bool isFloatType(DataType type) {
-  return type == DataType::kFloat16 || type == DataType::kBFloat16 ||
-         type == DataType::kFloat32 || type == DataType::kFloat64;
+  return type == DataType::kFloat16 || type == DataType::kBFloat16 || type == DataType::kFloat32 ||
+         type == DataType::kFloat64;
 }
 
 Pattern::Pattern(DataType type, ReduceOp op, int nranks, bool reduction)
@@ -176,10 +189,18 @@ double Pattern::reduced(std::size_t i) const {
   for (int r = 1; r < nranks_; ++r) {
     const double v = input(r, i);
     switch (op_) {
-      case ReduceOp::kProd: acc *= v; break;
-      case ReduceOp::kMax: acc = std::max(acc, v); break;
-      case ReduceOp::kMin: acc = std::min(acc, v); break;
-      default: acc += v; break;
+      case ReduceOp::kProd:
+        acc *= v;
+        break;
+      case ReduceOp::kMax:
+        acc = std::max(acc, v);
+        break;
+      case ReduceOp::kMin:
+        acc = std::min(acc, v);
+        break;
+      default:
+        acc += v;
+        break;
     }
   }
   return op_ == ReduceOp::kAvg ? acc / nranks_ : acc;
@@ -196,8 +217,8 @@ void fillInputs(DataType type, void* buffer, std::size_t count, const Pattern& p
 long long countWrongInputs(DataType type, const void* buffer, std::size_t count,
                            const Pattern& pattern, int rank, std::size_t offset) {
   return visitType(type, [&](auto zero) {
-    return countWrong<decltype(zero)>(buffer, count,
-                                      [&](std::size_t i) { return pattern.input(rank, offset + i); });
+    return countWrong<decltype(zero)>(
+        buffer, count, [&](std::size_t i) { return pattern.input(rank, offset + i); });
   });
 }
 

@@ -26,7 +26,7 @@ struct TypeInfo {
   const char* name;      ///< nccl-tests name: float, half, bfloat16, double, int8, ...
   const char* hcclName;  ///< hccl_test name: fp32, fp16, bfp16, fp64, int8, ...
   std::size_t size;
-  double maxExact;       ///< largest value the pattern may produce (exact, not the sentinel)
+  double maxExact;  ///< largest value the pattern may produce (exact, not the sentinel)
 };
 
 const TypeInfo& typeInfo(DataType type);
@@ -55,9 +55,9 @@ class Pattern {
   ReduceOp op_;
   int nranks_;
   Form form_ = Form::kPeers;
-  double scale_ = 1;         ///< avg: inputs are multiples of the rank count
+  double scale_ = 1;  ///< avg: inputs are multiples of the rank count
   std::uint64_t modulus_ = 1;
-  int maxTwos_ = 0;          ///< prod: at most this many ranks contribute a 2
+  int maxTwos_ = 0;  ///< prod: at most this many ranks contribute a 2
 };
 
 // ---- Bulk access to device buffers (host-addressable in the emulation) ----------

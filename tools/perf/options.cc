@@ -1,7 +1,6 @@
 #include "tools/perf/options.h"
 
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -33,8 +32,9 @@ void addOptions(CLI::App& app, PerfOptions* o, RawArgs* raw) {
       ->check(CLI::Range(1, 1 << 30));
   app.add_option("-w,--warmup_iters", o->warmup, "Warm-up iterations per size (default 5)")
       ->check(CLI::Range(0, 1 << 30));
-  app.add_option("-B,--budget", raw->budget,
-                 "Bytes per size: iters = min(n, max(2, B/size)), warmup = min(w, max(1, iters/4))");
+  app.add_option(
+      "-B,--budget", raw->budget,
+      "Bytes per size: iters = min(n, max(2, B/size)), warmup = min(w, max(1, iters/4))");
   app.add_option("-a,--average", o->average, "Time over ranks: 0 rank 0, 1 mean, 2 min, 3 max")
       ->check(CLI::Range(0, 3));
   app.add_option("-c,--check", o->check, "Check every element (1, default) or not (0)")
@@ -59,8 +59,7 @@ void addOptions(CLI::App& app, PerfOptions* o, RawArgs* raw) {
       ->check(CLI::Range(1, 1 << 16));
   app.add_flag("--stream-overhead", o->streamOverhead,
                "Also time an 8-byte allreduce pipelined vs synchronized after every call");
-  app.add_flag("--inject-error", o->injectError, "Corrupt one checked element (tests)")
-      ->group("");
+  app.add_flag("--inject-error", o->injectError, "Corrupt one checked element (tests)")->group("");
 }
 
 int usageError(const std::string& message) {
@@ -171,8 +170,9 @@ void budgetIterations(const PerfOptions& options, std::size_t bytes, int* iters,
 }
 
 int parseOptions(int argc, char** argv, PerfOptions* out) {
-  CLI::App app{"cohort-perf: nccl-tests/hccl_test-style benchmark of Cohort's collectives. "
-               "Run one process per rank: cohortrun -n N cohort-perf allreduce -b 1K -e 64M"};
+  CLI::App app{
+      "cohort-perf: nccl-tests/hccl_test-style benchmark of Cohort's collectives. "
+      "Run one process per rank: cohortrun -n N cohort-perf allreduce -b 1K -e 64M"};
   PerfOptions o;
   RawArgs raw;
   addOptions(app, &o, &raw);

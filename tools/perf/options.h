@@ -14,32 +14,32 @@ namespace cohort::perf {
 
 /// Everything the command line decides. A plain value.
 struct PerfOptions {
-  std::vector<Coll> collectives;   ///< COLLECTIVE (or every one for "all")
-  bool allCollectives = false;     ///< COLLECTIVE was "all"
-  std::size_t minBytes = 1024;     ///< -b
+  std::vector<Coll> collectives;                 ///< COLLECTIVE (or every one for "all")
+  bool allCollectives = false;                   ///< COLLECTIVE was "all"
+  std::size_t minBytes = 1024;                   ///< -b
   std::size_t maxBytes = std::size_t(64) << 20;  ///< -e
-  double factor = 4.0;             ///< -f (<= 1: additive steps of stepBytes)
-  std::size_t stepBytes = 0;       ///< -i
-  int iters = 20;                  ///< -n
-  int warmup = 5;                  ///< -w
-  std::size_t budget = 0;          ///< -B: iters = min(n, max(2, B/size)), warmup = min(w, max(1, iters/4))
-  int average = 1;                 ///< -a: 0 rank 0, 1 mean, 2 min, 3 max over ranks
-  int check = 1;                   ///< -c
-  std::vector<DataType> types;     ///< -d (several for "all")
+  double factor = 4.0;                           ///< -f (<= 1: additive steps of stepBytes)
+  std::size_t stepBytes = 0;                     ///< -i
+  int iters = 20;                                ///< -n
+  int warmup = 5;                                ///< -w
+  std::size_t budget = 0;  ///< -B: iters = min(n, max(2, B/size)), warmup = min(w, max(1, iters/4))
+  int average = 1;         ///< -a: 0 rank 0, 1 mean, 2 min, 3 max over ranks
+  int check = 1;           ///< -c
+  std::vector<DataType> types;  ///< -d (several for "all")
   std::string typeArg = "float";
-  std::vector<ReduceOp> ops;       ///< -o (several for "all")
+  std::vector<ReduceOp> ops;  ///< -o (several for "all")
   std::string opArg = "sum";
-  int root = 0;                    ///< -r
-  bool inPlace = false;            ///< -z 1: also in place
-  std::string algorithm;           ///< -A: "ring" or a whole spec "allreduce=ring;..."
-  std::string transport;           ///< -t: COHORT_TRANSPORT for this run
-  std::string label;               ///< -L: transport label in the output (default: chosen)
-  std::string jsonPath;            ///< --json
-  std::string plotPath;            ///< --plot
-  bool hccl = false;               ///< --hccl: hccl_test's output and size rules
-  int npus = 0;                    ///< -p (hccl_test): NPUs per node, checked against devices
-  bool streamOverhead = false;     ///< --stream-overhead
-  bool injectError = false;        ///< --inject-error (hidden): corrupt one checked element
+  int root = 0;                 ///< -r
+  bool inPlace = false;         ///< -z 1: also in place
+  std::string algorithm;        ///< -A: "ring" or a whole spec "allreduce=ring;..."
+  std::string transport;        ///< -t: COHORT_TRANSPORT for this run
+  std::string label;            ///< -L: transport label in the output (default: chosen)
+  std::string jsonPath;         ///< --json
+  std::string plotPath;         ///< --plot
+  bool hccl = false;            ///< --hccl: hccl_test's output and size rules
+  int npus = 0;                 ///< -p (hccl_test): NPUs per node, checked against devices
+  bool streamOverhead = false;  ///< --stream-overhead
+  bool injectError = false;     ///< --inject-error (hidden): corrupt one checked element
 };
 
 /// Parses argv. Returns -1 when the program should go on, otherwise the exit status

@@ -33,10 +33,38 @@ int hexDigit(char c) {
   return -1;
 }
 
+// The text carries the job token, a secret: errors show only what follows '@'.
+std::string redacted(const std::string& text) {
+  const std::size_t at = text.rfind('@');
+  if (at != std::string::npos) return "..." + text.substr(at);
+  return text.size() <= 8 ? text : text.substr(0, 8) + "...";
+}
+
 Status textError(const std::string& text, const char* what) {
   return makeError(ErrorCode::kInvalidArgument,
-                   "root info text '{}': {} (expected cohort{}:<32 hex digits>@<host>:<port>)",
-                   text, what, COHORT_PROTOCOL_VERSION);
+                   "root info text '{}' ({} chars): {} (expected cohort{}:<32 hex digits>@<host>:"
+                   "<port>)",
+                   redacted(text), text.size(), what, COHORT_PROTOCOL_VERSION);
+}
+
+// "<host>:<port>" or "[<ipv6>]:<port>" into r.
+Status parseHostPort(const std::string& text, const std::string& where, RootInfo* r) {
+  const std::size_t colon = where.rfind(':');
+  if (colon == std::string::npos) return textError(text, "no ':<port>' after the host");
+  std::string host = where.substr(0, colon);
+  const std::string port = where.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (!validHost(host)) return textError(text, "bad host");
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoul(port) == 0 ||
+      std::stoul(port) > 65535) {
+    return textError(text, "bad port (must be 1..65535)");
+  }
+  r->host = host;
+  r->port = static_cast<std::uint16_t>(std::stoul(port));
+  return Status::Ok();
 }
 
 }  // namespace
@@ -109,7 +137,7 @@ Status RootInfo::fromText(const std::string& text, RootInfo* out) {
     return makeError(ErrorCode::kVersionMismatch,
                      "root info text '{}': made with protocol version {}, this library speaks "
                      "protocol version {}",
-                     text, r.protocolVersion, COHORT_PROTOCOL_VERSION);
+                     redacted(text), r.protocolVersion, COHORT_PROTOCOL_VERSION);
   }
   const std::size_t hexAt = colon + 1;
   if (text.size() < hexAt + 33 || text[hexAt + 32] != '@') {
@@ -121,22 +149,7 @@ Status RootInfo::fromText(const std::string& text, RootInfo* out) {
     if (hi < 0 || lo < 0) return textError(text, "the token is not hexadecimal");
     r.token.bytes[i] = static_cast<std::uint8_t>(hi * 16 + lo);
   }
-  std::string where = text.substr(hexAt + 33);
-  const std::size_t portColon = where.rfind(':');
-  if (portColon == std::string::npos) return textError(text, "no ':<port>' after the host");
-  std::string host = where.substr(0, portColon);
-  const std::string port = where.substr(portColon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  if (!validHost(host)) return textError(text, "bad host");
-  if (port.empty() || port.size() > 5 ||
-      port.find_first_not_of("0123456789") != std::string::npos || std::stoul(port) == 0 ||
-      std::stoul(port) > 65535) {
-    return textError(text, "bad port (must be 1..65535)");
-  }
-  r.host = host;
-  r.port = static_cast<std::uint16_t>(std::stoul(port));
+  COHORT_RETURN_IF_ERROR(parseHostPort(text, text.substr(hexAt + 33), &r));
   *out = std::move(r);
   return Status::Ok();
 }

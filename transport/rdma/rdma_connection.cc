@@ -61,27 +61,34 @@ Status RdmaConnection::postSend(const void* data, std::size_t bytes) {
     return makeError(ErrorCode::kInvalidArgument, "rdma send of {} bytes to {}: null buffer", bytes,
                      link_.remote);
   }
-  PendingSend s{
-      static_cast<const std::uint8_t*>(data),
-      bytes,
-      static_cast<std::uint32_t>(sendsPosted_),
-      static_cast<std::uint32_t>(std::max<std::size_t>(1, (bytes + chunkBytes_ - 1) / chunkBytes_)),
-      0,
-      0,
-      true,
-      {}};
-  runtime::PointerAttributes a;
-  if (bytes > 0 && runtime::pointerGetAttributes(data, &a).ok() && a.allocationBase &&
-      (a.isDevice || a.isPinnedHost)) {
-    // Runtime memory keeps its pages while mapped: register it once, send in place.
-    Status r = cache_->acquire(data, bytes, a.allocationBase, a.allocationSize, &s.lease);
-    if (r.code() == ErrorCode::kInvalidArgument) return r;
-    s.staged = !r.ok();
-    if (!r.ok()) COHORT_LOG(kWarn, "transport", "{}; staging the send instead", r.toString());
-  }
+  PendingSend s{};
+  s.data = static_cast<const std::uint8_t*>(data);
+  s.bytes = bytes;
+  s.seq = static_cast<std::uint32_t>(sendsPosted_);
+  s.chunks =
+      static_cast<std::uint32_t>(std::max<std::size_t>(1, (bytes + chunkBytes_ - 1) / chunkBytes_));
+  COHORT_RETURN_IF_ERROR(chooseSource(s));
   sends_.push_back(s);
   ++sendsPosted_;
   return progress();
+}
+
+Status RdmaConnection::chooseSource(PendingSend& s) {
+  s.staged = true;
+  runtime::PointerAttributes a;
+  if (s.bytes == 0 || !runtime::pointerGetAttributes(s.data, &a).ok() || !a.allocationBase ||
+      !(a.isDevice || a.isPinnedHost)) {
+    return Status::Ok();  // plain host memory may be unmapped and reused: copy it
+  }
+  // Runtime memory keeps its pages while mapped: register it once, send in place.
+  Status r = cache_->acquire(s.data, s.bytes, a.allocationBase, a.allocationSize, &s.lease);
+  if (r.code() == ErrorCode::kInvalidArgument) return r;
+  s.staged = !r.ok();
+  if (!r.ok() && !warnedStaging_) {
+    warnedStaging_ = true;
+    COHORT_LOG(kWarn, "transport", "{}; staging sends to {} instead", r.toString(), link_.remote);
+  }
+  return Status::Ok();
 }
 
 Status RdmaConnection::postRecv(void* dst, std::size_t bytes, const Reduction* reduce,
@@ -97,13 +104,13 @@ Status RdmaConnection::postRecv(void* dst, std::size_t bytes, const Reduction* r
                      "(or no reduction function)",
                      bytes, link_.remote, reduce->elementSize);
   }
-  PendingRecv r{static_cast<std::uint8_t*>(dst),
-                bytes,
-                0,
-                static_cast<std::uint32_t>(recvsPosted_),
-                reduce != nullptr,
-                reduce ? *reduce : Reduction{},
-                static_cast<const std::uint8_t*>(accumulate ? accumulate : dst)};
+  PendingRecv r{};
+  r.dst = static_cast<std::uint8_t*>(dst);
+  r.bytes = bytes;
+  r.seq = static_cast<std::uint32_t>(recvsPosted_);
+  r.reduces = reduce != nullptr;
+  if (reduce) r.reduce = *reduce;
+  r.accumulate = static_cast<const std::uint8_t*>(accumulate ? accumulate : dst);
   recvs_.push_back(r);
   ++recvsPosted_;
   return progress();

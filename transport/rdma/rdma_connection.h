@@ -90,6 +90,7 @@ class RdmaConnection : public Connection {
     const std::uint8_t* accumulate;
   };
 
+  Status chooseSource(PendingSend& send);
   Status pollCompletions();
   Status onCompletion(const ibv_wc& wc);
   Status onSendDone(std::uint64_t wrId);
@@ -130,6 +131,7 @@ class RdmaConnection : public Connection {
   bool readyAckSent_ = false;
   bool peerClosed_ = false;
   bool armed_ = false;
+  bool warnedStaging_ = false;
 };
 
 }  // namespace cohort::transport::rdma

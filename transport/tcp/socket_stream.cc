@@ -30,8 +30,7 @@ bool wouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
 }  // namespace
 
-SocketStream::SocketStream(int fd, int index, int count, std::string where,
-                           std::size_t bounceBytes)
+SocketStream::SocketStream(int fd, int index, int count, std::string where, std::size_t bounceBytes)
     : fd_(fd),
       index_(index),
       count_(count),
@@ -52,8 +51,9 @@ Status SocketStream::closedError(const char* op) const {
 
 Status SocketStream::ioError(int err, const char* op) const {
   if (err == ECONNRESET || err == EPIPE) {
-    return makeError(ErrorCode::kRemoteError, "{} reset by the peer (socket {} of {}, while {}: {})",
-                     where_, index_, count_, op, std::strerror(err));
+    return makeError(ErrorCode::kRemoteError,
+                     "{} reset by the peer (socket {} of {}, while {}: {})", where_, index_, count_,
+                     op, std::strerror(err));
   }
   return makeError(ErrorCode::kConnectionError, "{}: {} failed on socket {} of {}: {} (errno {})",
                    where_, op, index_, count_, std::strerror(err), err);
@@ -134,7 +134,10 @@ Status SocketStream::pumpRecv() {
         if (wouldBlock(errno)) return Status::Ok();
         return ioError(errno, "receiving");
       }
-      if (k == 0) return closedError("receiving");
+      if (k == 0) {
+        eof_ = true;
+        return closedError("receiving");
+      }
       got = std::min(want, static_cast<std::size_t>(k));
       tail_ = static_cast<std::size_t>(k) - got;  // staging was empty: head_ == 0
     }
@@ -168,7 +171,10 @@ Status SocketStream::fillStaging(std::size_t n, bool* ready) {
       if (wouldBlock(errno)) return Status::Ok();
       return ioError(errno, "receiving");
     }
-    if (k == 0) return closedError("waiting for a message");
+    if (k == 0) {
+      eof_ = true;
+      return closedError("waiting for a message");
+    }
     tail_ += static_cast<std::size_t>(k);
     *ready = stagedBytes() >= n;
     return Status::Ok();

@@ -29,8 +29,8 @@ class SocketStream {
   struct RecvPiece {
     std::uint8_t* dst = nullptr;
     std::size_t bytes = 0;
-    std::size_t* remaining = nullptr;       // lowered when the piece is complete
-    const Reduction* reduce = nullptr;      // with it: dst = accumulate (op) received bytes
+    std::size_t* remaining = nullptr;   // lowered when the piece is complete
+    const Reduction* reduce = nullptr;  // with it: dst = accumulate (op) received bytes
     const std::uint8_t* accumulate = nullptr;
     std::size_t filled = 0;
     std::size_t reduced = 0;
@@ -70,6 +70,8 @@ class SocketStream {
   bool writeUrgent(const std::uint8_t* data, std::size_t n, std::chrono::milliseconds patience);
   /// Sends FIN: the peer's reads end after what was written.
   void shutdownWrite();
+  /// A read saw the peer's FIN (everything it sent has been read).
+  bool peerClosed() const { return eof_; }
 
  private:
   Status ioError(int err, const char* op) const;
@@ -89,6 +91,7 @@ class SocketStream {
   std::unique_ptr<std::uint8_t[]> staging_;
   std::size_t head_ = 0, tail_ = 0;
   std::unique_ptr<std::uint8_t[]> bounce_;  // allocated at the first reduced receive
+  bool eof_ = false;
 };
 
 }  // namespace cohort::transport::tcp

@@ -20,13 +20,21 @@ class IntOption {
  public:
   explicit IntOption(int value) : value_(value) {}
   template <typename P>
-  int level(const P&) const { return Level; }
+  int level(const P&) const {
+    return Level;
+  }
   template <typename P>
-  int name(const P&) const { return Name; }
+  int name(const P&) const {
+    return Name;
+  }
   template <typename P>
-  const void* data(const P&) const { return &value_; }
+  const void* data(const P&) const {
+    return &value_;
+  }
   template <typename P>
-  std::size_t size(const P&) const { return sizeof(value_); }
+  std::size_t size(const P&) const {
+    return sizeof(value_);
+  }
 
  private:
   int value_;
@@ -36,13 +44,21 @@ class CongestionOption {
  public:
   explicit CongestionOption(const std::string& name) : name_(name) {}
   template <typename P>
-  int level(const P&) const { return IPPROTO_TCP; }
+  int level(const P&) const {
+    return IPPROTO_TCP;
+  }
   template <typename P>
-  int name(const P&) const { return TCP_CONGESTION; }
+  int name(const P&) const {
+    return TCP_CONGESTION;
+  }
   template <typename P>
-  const void* data(const P&) const { return name_.data(); }
+  const void* data(const P&) const {
+    return name_.data();
+  }
   template <typename P>
-  std::size_t size(const P&) const { return name_.size(); }
+  std::size_t size(const P&) const {
+    return name_.size();
+  }
 
  private:
   std::string name_;
@@ -82,7 +98,8 @@ void tuneConnected(tcp::socket& socket, const TcpOptions& options) {
   if (ec && !reported.exchange(true)) {
     COHORT_LOG(kInfo, "transport",
                "TCP_CONGESTION={} refused ({}); data sockets keep the system default "
-               "(net.ipv4.tcp_congestion_control)", options.congestion, ec.message());
+               "(net.ipv4.tcp_congestion_control)",
+               options.congestion, ec.message());
   }
 }
 

@@ -1,10 +1,9 @@
 #include "transport/tcp/tcp_acceptor.h"
 
+#include <array>
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
-
-#include <array>
 #include <chrono>
 
 #include "common/config.h"
@@ -56,8 +55,8 @@ Status Acceptor::listen(const std::string& address, int* port) {
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    return makeError(ErrorCode::kUnavailable, "rank {}: cannot listen on {}: {}",
-                     expected_.toRank, hostPort(address, 0), ec.message());
+    return makeError(ErrorCode::kUnavailable, "rank {}: cannot listen on {}: {}", expected_.toRank,
+                     hostPort(address, 0), ec.message());
   }
   *port = acceptor_.local_endpoint().port();
   acceptNext();
@@ -123,8 +122,10 @@ std::string Acceptor::refuseReason(const Handshake& h, const std::string& from) 
   Status s = h.verify(expected_, from);
   if (!s.ok()) return s.message();
   if (h.fromRank < 0 || h.fromRank >= expected_.toRank) {
-    return fmt::format("handshake from {}: rank {} may not dial rank {} (the lower rank of a "
-                       "pair dials)", from, h.fromRank, expected_.toRank);
+    return fmt::format(
+        "handshake from {}: rank {} may not dial rank {} (the lower rank of a "
+        "pair dials)",
+        from, h.fromRank, expected_.toRank);
   }
   if (h.channel >= static_cast<std::uint64_t>(kMaxSocketsPerPeer)) {
     return fmt::format("handshake from {} (rank {}): socket {} of at most {}", from, h.fromRank,

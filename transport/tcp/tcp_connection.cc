@@ -69,11 +69,16 @@ Status TcpConnection::postRecv(void* dst, std::size_t bytes, const Reduction* re
     if (reduce->fn == nullptr || e == 0 || bytes % e != 0 || chunkBytes_ % e != 0) {
       return makeError(ErrorCode::kInvalidArgument,
                        "{}: reduced receive of {} bytes with element size {} (must divide the "
-                       "size and the {}-byte chunk)", where_, bytes, e, chunkBytes_);
+                       "size and the {}-byte chunk)",
+                       where_, bytes, e, chunkBytes_);
     }
   }
-  RecvOp op{static_cast<std::uint8_t*>(dst), bytes, {}, reduce != nullptr,
-            static_cast<const std::uint8_t*>(accumulate != nullptr ? accumulate : dst), bytes};
+  RecvOp op{static_cast<std::uint8_t*>(dst),
+            bytes,
+            {},
+            reduce != nullptr,
+            static_cast<const std::uint8_t*>(accumulate != nullptr ? accumulate : dst),
+            bytes};
   if (reduce != nullptr) op.reduce = *reduce;
   recvs_.push_back(op);
   ++recvsPosted_;
@@ -108,11 +113,19 @@ Status TcpConnection::receiveFrames() {
       COHORT_RETURN_IF_ERROR(match(pending_));
       continue;
     }
+    if (!peerGone_.ok()) return recvsMatched_ < recvsPosted_ ? peerGone_ : Status::Ok();
     bool ready = false;
-    COHORT_RETURN_IF_ERROR(s0.fillStaging(kHeaderBytes, &ready));
+    Status st = s0.fillStaging(kHeaderBytes, &ready);
+    if (!st.ok() && s0.peerClosed() && s0.stagedBytes() == 0) {
+      // The peer closed between frames: what it sent on the other sockets may
+      // still complete its last messages, so only an unmatched receive fails.
+      peerGone_ = st;
+      continue;
+    }
+    COHORT_RETURN_IF_ERROR(st);
     if (!ready) return Status::Ok();
     FrameHeader h;
-    Status st = FrameHeader::decode(s0.staged(), &h);
+    st = FrameHeader::decode(s0.staged(), &h);
     if (!st.ok()) return fail(makeError(st.code(), "{}: {}", where_, st.message()), st.message());
     if (h.type == FrameType::kError) return onErrorFrame(h);
     s0.consume(kHeaderBytes);
@@ -134,9 +147,9 @@ Status TcpConnection::onErrorFrame(const FrameHeader& h) {
   COHORT_RETURN_IF_ERROR(streams_[0]->fillStaging(kHeaderBytes + h.bytes, &ready));
   if (!ready) return Status::Ok();
   const char* text = reinterpret_cast<const char*>(streams_[0]->staged() + kHeaderBytes);
-  return fail(Status(codeFromWire(h.code),
-                     fmt::format("{}: rank {} reported: {}", where_, ends_.peerRank,
-                                 std::string(text, h.bytes))));
+  return fail(Status(
+      codeFromWire(h.code),
+      fmt::format("{}: rank {} reported: {}", where_, ends_.peerRank, std::string(text, h.bytes))));
 }
 
 Status TcpConnection::match(const FrameHeader& h) {
@@ -149,7 +162,8 @@ Status TcpConnection::match(const FrameHeader& h) {
   if (h.bytes != op.bytes) {
     const std::string what = fmt::format(
         "size mismatch: message {} from rank {} is {} bytes, but rank {} posted a receive of {} "
-        "bytes", h.seq, ends_.peerRank, h.bytes, ends_.selfRank, op.bytes);
+        "bytes",
+        h.seq, ends_.peerRank, h.bytes, ends_.selfRank, op.bytes);
     return fail(makeError(ErrorCode::kMismatch, "{}: {}", where_, what), what);
   }
   ++recvsMatched_;
@@ -196,7 +210,7 @@ void TcpConnection::updateInterest() {
   for (std::size_t i = 0; i < streams_.size(); ++i) {
     const SocketStream& s = *streams_[i];
     std::uint32_t want = 0;
-    if (s.recvQueued() || (i == 0 && !havePending_)) want |= EPOLLIN;
+    if (s.recvQueued() || (i == 0 && !havePending_ && peerGone_.ok())) want |= EPOLLIN;
     if (s.sendQueued()) want |= EPOLLOUT;
     if (want == interest_[i]) continue;
     epoll_event ev{};

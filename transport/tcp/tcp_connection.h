@@ -84,6 +84,7 @@ class TcpConnection : public Connection {
   bool havePending_ = false;
   FrameHeader pending_;  // a header that arrived before its receive was posted
   Status error_;
+  Status peerGone_;  // socket 0 ended between frames: fatal only to receives still unmatched
   int epollFd_ = -1;
   std::vector<std::uint32_t> interest_;  // epoll events registered per socket
 };

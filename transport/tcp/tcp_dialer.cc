@@ -1,11 +1,10 @@
 #include "transport/tcp/tcp_dialer.h"
 
+#include <algorithm>
+#include <array>
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
-
-#include <algorithm>
-#include <array>
 #include <chrono>
 
 #include "common/error.h"
@@ -75,8 +74,10 @@ void checkAnswer(const State& st, std::size_t i) {
   expected.worldSize = st->hello.worldSize;
   if (s.ok()) s = ack.verify(expected, st->where);
   if (s.ok() && (ack.fromRank != st->hello.toRank || ack.channel != i)) {
-    s = makeError(ErrorCode::kConnectionError, "answered as rank {} socket {}, expected rank {} "
-                  "socket {}", ack.fromRank, ack.channel, st->hello.toRank, i);
+    s = makeError(ErrorCode::kConnectionError,
+                  "answered as rank {} socket {}, expected rank {} "
+                  "socket {}",
+                  ack.fromRank, ack.channel, st->hello.toRank, i);
   }
   if (!s.ok()) return fail(st, makeError(s.code(), "{}: {}", st->where, s.message()));
   ch.ready = true;
@@ -89,8 +90,11 @@ void handshake(const State& st, std::size_t i) {
   hello.encode(ch.out.data());
   asio::async_write(ch.socket, asio::buffer(ch.out), [st, i](const error_code& e, std::size_t) {
     if (st->abandoned) return;
-    if (e) return fail(st, makeError(ErrorCode::kConnectionError, "{}: sending the handshake "
-                                     "failed: {}", st->where, e.message()));
+    if (e)
+      return fail(st, makeError(ErrorCode::kConnectionError,
+                                "{}: sending the handshake "
+                                "failed: {}",
+                                st->where, e.message()));
     auto& c = *st->channels[i];
     asio::async_read(c.socket, asio::buffer(c.in), [st, i](const error_code& e2, std::size_t) {
       if (st->abandoned) return;
@@ -98,7 +102,8 @@ void handshake(const State& st, std::size_t i) {
       fail(st, makeError(ErrorCode::kConnectionError,
                          "{}: the peer closed the connection during the handshake ({}): it "
                          "refused this rank (token mismatch, wrong rank or world size; see the "
-                         "peer's log)", st->where, e2.message()));
+                         "peer's log)",
+                         st->where, e2.message()));
     });
   });
 }
@@ -108,8 +113,8 @@ void connectOnce(const State& st, std::size_t i) {
   error_code ec;
   ch.socket.close(ec);
   ch.socket.open(st->target.protocol(), ec);
-  if (ec) return fail(st, makeError(ErrorCode::kSystemError, "{}: socket: {}", st->where,
-                                    ec.message()));
+  if (ec)
+    return fail(st, makeError(ErrorCode::kSystemError, "{}: socket: {}", st->where, ec.message()));
   setBufferSizes(ch.socket, st->options.bufferBytes);
   ch.socket.async_connect(st->target, [st, i](const error_code& e) {
     if (st->abandoned) return;
@@ -126,7 +131,8 @@ void connectOnce(const State& st, std::size_t i) {
 Dialer::Dialer(asio::io_context& io, const TcpOptions& options, const Handshake& hello,
                const tcp::endpoint& target, int channels, std::string where)
     : state_(std::make_shared<State>(io, options, hello, target, std::move(where))) {
-  for (int i = 0; i < channels; ++i) state_->channels.push_back(std::make_unique<State::Channel>(io));
+  for (int i = 0; i < channels; ++i)
+    state_->channels.push_back(std::make_unique<State::Channel>(io));
 }
 
 Dialer::~Dialer() {
@@ -160,15 +166,19 @@ Status Dialer::expired(double seconds) const {
   }
   const int n = static_cast<int>(state_->channels.size());
   if (refused > 0 && refused == n - connected) {
-    return makeError(ErrorCode::kConnectionError, "{}: connection refused (retried for {:.1f} s; "
-                     "is the peer alive and listening?)", state_->where, seconds);
+    return makeError(ErrorCode::kConnectionError,
+                     "{}: connection refused (retried for {:.1f} s; "
+                     "is the peer alive and listening?)",
+                     state_->where, seconds);
   }
   if (last && connected == 0) {
     return makeError(ErrorCode::kConnectionError, "{}: connect failed: {} (retried for {:.1f} s)",
                      state_->where, last.message(), seconds);
   }
-  return makeError(ErrorCode::kTimeout, "{}: timed out after {:.1f} s ({} of {} sockets "
-                   "connected, handshakes unanswered)", state_->where, seconds, connected, n);
+  return makeError(ErrorCode::kTimeout,
+                   "{}: timed out after {:.1f} s ({} of {} sockets "
+                   "connected, handshakes unanswered)",
+                   state_->where, seconds, connected, n);
 }
 
 std::vector<int> Dialer::take() {

@@ -114,8 +114,8 @@ bool TcpTransport::drive(Done&& done, Deadline deadline) {
 
 Status TcpTransport::dial(int peer, const ListenBlob& blob, std::vector<int>* fds) {
   const std::string where =
-      fmt::format("rank {} ({}) -> rank {} ({})", context_.rank, hostPort(mine_.address, mine_.port),
-                  peer, hostPort(blob.address, blob.port));
+      fmt::format("rank {} ({}) -> rank {} ({})", context_.rank,
+                  hostPort(mine_.address, mine_.port), peer, hostPort(blob.address, blob.port));
   boost::system::error_code ec;
   const asio::ip::address ip = asio::ip::make_address(blob.address, ec);
   if (ec) return makeError(ErrorCode::kInvalidArgument, "{}: bad address: {}", where, ec.message());
@@ -141,10 +141,10 @@ Status TcpTransport::await(int peer, const ListenBlob& blob, std::vector<int>* f
     for (const auto& r : acceptor_.refusals()) refused += "; refused " + r;
     return makeError(ErrorCode::kTimeout,
                      "rank {} ({}) <- rank {} ({}): timed out after {:.1f} s waiting for the "
-                     "peer to connect ({} of {} sockets arrived){}", context_.rank,
-                     hostPort(mine_.address, mine_.port), peer, hostPort(blob.address, blob.port),
-                     secondsSince(start), acceptor_.readyCount(peer, blob.sockets), blob.sockets,
-                     refused);
+                     "peer to connect ({} of {} sockets arrived){}",
+                     context_.rank, hostPort(mine_.address, mine_.port), peer,
+                     hostPort(blob.address, blob.port), secondsSince(start),
+                     acceptor_.readyCount(peer, blob.sockets), blob.sockets, refused);
   }
   *fds = acceptor_.take(peer, blob.sockets);
   return Status::Ok();
@@ -154,11 +154,13 @@ Status TcpTransport::connect(const PeerInfo& peer, const Bytes& peerBlob,
                              std::unique_ptr<Connection>* out) {
   ListenBlob theirs;
   if (!ListenBlob::decode(peerBlob, &theirs)) {
-    return makeError(ErrorCode::kInvalidArgument, "rank {}: the tcp blob of rank {} is malformed "
-                     "('{}')", context_.rank, peer.rank, std::string(peerBlob.begin(),
-                                                                      peerBlob.end()));
+    return makeError(ErrorCode::kInvalidArgument,
+                     "rank {}: the tcp blob of rank {} is malformed "
+                     "('{}')",
+                     context_.rank, peer.rank, std::string(peerBlob.begin(), peerBlob.end()));
   }
-  if (mine_.port == 0 || peer.rank == context_.rank || peer.rank < 0 || peer.rank >= context_.size) {
+  if (mine_.port == 0 || peer.rank == context_.rank || peer.rank < 0 ||
+      peer.rank >= context_.size) {
     return makeError(ErrorCode::kInvalidUsage, "rank {}: tcp connect to rank {} (of {}) {}",
                      context_.rank, peer.rank, context_.size,
                      mine_.port == 0 ? "before setup()" : "is not a valid peer");

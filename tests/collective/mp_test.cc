@@ -1,0 +1,118 @@
+// Collectives between real processes over shm and over tcp, and a rank killed
+// mid-operation: every survivor reports the dead rank promptly.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+struct Rank {
+  pid_t pid;
+  std::string log;
+};
+
+int freePort() {
+  static int next = 20000 + (getpid() % 2000) * 10;
+  return next++;
+}
+
+std::vector<Rank> start(int n, const std::string& mode, const std::string& transport, int port) {
+  std::vector<Rank> ranks;
+  for (int r = 0; r < n; ++r) {
+    Rank rk;
+    rk.log = std::string(testing::TempDir()) + "mp_" + std::to_string(getpid()) + "_" + std::to_string(port) + "_" + std::to_string(r) + ".log";
+    std::vector<std::string> env = {"RANK=" + std::to_string(r), "WORLD_SIZE=" + std::to_string(n),
+                                    "LOCAL_RANK=" + std::to_string(r), "LOCAL_WORLD_SIZE=" + std::to_string(n),
+                                    "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port),
+                                    "COHORT_TRANSPORT=" + transport, "COHORT_IF_IP=127.0.0.1",
+                                    "COHORT_DEVICE_MEMORY=1G", "COHORT_CONNECT_TIMEOUT=30"};
+    std::vector<char*> envp;
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    const std::string worker = COHORT_MP_WORKER;
+    std::vector<char*> argv = {const_cast<char*>(worker.c_str()), const_cast<char*>(mode.c_str()), nullptr};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, rk.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    posix_spawn(&rk.pid, worker.c_str(), &fa, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&fa);
+    ranks.push_back(rk);
+  }
+  return ranks;
+}
+
+// Waits for a rank with a deadline; kills it past the deadline (-1).
+int waitRank(pid_t pid, std::chrono::seconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return -1;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class MultiProcessTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MultiProcessTest, CollectivesAcrossProcesses) {
+  for (int n : {2, 3, 4}) {
+    auto ranks = start(n, "check", GetParam(), freePort());
+    for (int r = 0; r < n; ++r) {
+      const int code = waitRank(ranks[r].pid, std::chrono::seconds(120));
+      const std::string log = slurp(ranks[r].log);
+      EXPECT_EQ(code, 0) << "n=" << n << " rank " << r << ":\n" << log;
+      EXPECT_NE(log.find("check OK"), std::string::npos) << log;
+      EXPECT_NE(log.find(GetParam() == "tcp" ? "tcp" : "shm"), std::string::npos) << log;
+    }
+  }
+}
+
+// SIGKILL one of 4 ranks during a 64 MiB allreduce loop: every survivor fails
+// with a "remote rank ... died/closed" error within 5 s, and none is left behind.
+TEST_P(MultiProcessTest, KilledRankIsReportedBySurvivors) {
+  const int n = 4;
+  auto ranks = start(n, "loop", GetParam(), freePort());
+  // Let them run a while.
+  for (int i = 0; i < 500 && slurp(ranks[3].log).find("looping") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(ranks[2].pid, SIGKILL);
+  const auto killed = std::chrono::steady_clock::now();
+  waitRank(ranks[2].pid, std::chrono::seconds(5));
+  for (int r : {0, 1, 3}) {
+    const int code = waitRank(ranks[r].pid, std::chrono::seconds(10));
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+    const std::string log = slurp(ranks[r].log);
+    EXPECT_EQ(code, 7) << "rank " << r << " did not report the failure (code " << code << "):\n" << log;
+    EXPECT_LT(secs, 5.5) << "rank " << r;
+    EXPECT_TRUE(log.find("remote") != std::string::npos) << log;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, MultiProcessTest, ::testing::Values("shm", "tcp"));
+
+}  // namespace

@@ -1,0 +1,212 @@
+// cohort-perf's other outputs and modes, as real jobs: --json, --plot, --hccl,
+// --stream-overhead, -t, -A, command-line errors, and the launchers people use
+// (cohortrun, mpirun).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "perf/perf_format.h"
+#include "perf/perf_job.h"
+
+namespace cohort::perf::test {
+namespace {
+
+JobResult runPerf(int nranks, const std::vector<std::string>& args) {
+  return runRanks(COHORT_PERF_BIN, nranks, args);
+}
+
+std::string tempPath(const std::string& name) {
+  return (::testing::TempDir().empty() ? std::string("/tmp/") : ::testing::TempDir()) +
+         "cohort_perf_" + std::to_string(getpid()) + "_" + name;
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Minimal XML well-formedness: every element opened is closed in order.
+bool balancedXml(const std::string& xml, std::string* problem) {
+  std::vector<std::string> open;
+  static const std::regex kTag(R"(<(/?)([A-Za-z][\w:-]*)[^>]*?(/?)>)");
+  for (auto it = std::sregex_iterator(xml.begin(), xml.end(), kTag); it != std::sregex_iterator();
+       ++it) {
+    const auto& m = *it;
+    if (m[3] == "/") continue;  // <x/>
+    if (m[1] == "") {
+      open.push_back(m[2]);
+    } else if (open.empty() || open.back() != m[2]) {
+      *problem = "unexpected </" + m[2].str() + ">";
+      return false;
+    } else {
+      open.pop_back();
+    }
+  }
+  if (!open.empty()) *problem = "unclosed <" + open.back() + ">";
+  return open.empty();
+}
+
+TEST(PerfTool, JsonHoldsTheSameNumbersAsTheTable) {
+  const std::string path = tempPath("out.json");
+  const JobResult job = runPerf(2, {"allreduce", "-b", "1K", "-e", "16K", "--json", path});
+  ASSERT_EQ(job.exitCode(), 0) << job.allErrors();
+  const ParsedOutput text = parsePerfOutput(job.out[0]);
+  nlohmann::json doc;
+  ASSERT_NO_THROW(doc = nlohmann::json::parse(readFile(path))) << readFile(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(doc["tool"], "cohort-perf");
+  EXPECT_EQ(doc["lib"], "cohort");
+  EXPECT_EQ(doc["nranks"], 2);
+  EXPECT_EQ(doc["transport"], text.transport);
+  EXPECT_EQ(doc["wrong"], 0);
+  EXPECT_EQ(doc["options"]["min_bytes"], 1024);
+  ASSERT_EQ(doc["collectives"].size(), 1u);
+  const auto& block = doc["collectives"][0];
+  EXPECT_EQ(block["name"], "allreduce");
+  EXPECT_EQ(block["kind"], "allreduce");
+  ASSERT_EQ(block["rows"].size(), text.blocks.at(0).rows.size());
+  for (std::size_t i = 0; i < block["rows"].size(); ++i) {
+    const auto& row = block["rows"][i];
+    const ParsedRow& r = text.blocks[0].rows[i];
+    EXPECT_EQ(row["size"], r.size);
+    EXPECT_EQ(row["count"], r.count);
+    EXPECT_EQ(row["wrong"], 0);
+    EXPECT_EQ(row["iters"], r.iters);
+    EXPECT_NEAR(row["time_us"].get<double>(), r.time, 0.006);
+    EXPECT_NEAR(row["busbw"].get<double>(), r.busbw, 0.0006);
+  }
+}
+
+TEST(PerfTool, PlotHasOnePolylinePerCollective) {
+  const std::string path = tempPath("plot.svg");
+  const JobResult job = runPerf(2, {"all", "-b", "1K", "-e", "16K", "-n", "3", "--plot", path});
+  ASSERT_EQ(job.exitCode(), 0) << job.allErrors();
+  const std::string svg = readFile(path);
+  std::string problem;
+  EXPECT_TRUE(balancedXml(svg, &problem)) << problem;
+  EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+  std::size_t polylines = 0;
+  for (auto p = svg.find("<polyline"); p != std::string::npos; p = svg.find("<polyline", p + 1)) {
+    ++polylines;
+  }
+  EXPECT_EQ(polylines, 7u);
+  for (const char* name : {"allreduce", "allgather", "reduce_scatter", "broadcast", "reduce",
+                           "alltoall", "sendrecv"}) {
+    EXPECT_NE(svg.find(std::string("<title>") + name + "</title>"), std::string::npos) << name;
+  }
+  if (access("/usr/bin/xmllint", X_OK) == 0) {
+    EXPECT_EQ(runShell("/usr/bin/xmllint --noout " + path).exitCode(), 0);
+  }
+  std::remove(path.c_str());
+}
+
+TEST(PerfTool, HcclTestColumns) {
+  const JobResult job = runPerf(2, {"allreduce", "--hccl", "-b", "8K", "-e", "32K", "-f", "2", "-d",
+                                    "fp32", "-o", "sum", "-p", "2", "-c", "1"});
+  ASSERT_EQ(job.exitCode(), 0) << job.allErrors();
+  const auto lines = splitLines(job.out[0]);
+  ASSERT_EQ(lines.size(), 5u) << job.out[0];
+  EXPECT_EQ(lines[0], "the minbytes is 8192, maxbytes is 32768, iters is 20, warmup_iters is 5");
+  EXPECT_EQ(lines[1], "data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result:");
+  static const std::regex kRow(R"(^(\d+) +\| (\d+\.\d\d) +\| (\d+\.\d{5}) +\| success$)");
+  const std::size_t sizes[] = {8192, 16384, 32768};
+  for (int i = 0; i < 3; ++i) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(lines[2 + i], m, kRow)) << lines[2 + i];
+    EXPECT_EQ(std::stoull(m[1]), sizes[i]);
+    EXPECT_EQ(lines[2 + i].find('|'), 18u) << "data_size column is 17 wide";
+    const double algbw = static_cast<double>(sizes[i]) / std::stod(m[2]) / 1e3;
+    EXPECT_NEAR(std::stod(m[3]), algbw, 0.01 * algbw + 1e-5);
+  }
+}
+
+TEST(PerfTool, HcclTestCheckOffPrintsNullAndFailurePrintsFailed) {
+  JobResult job = runPerf(2, {"allgather", "--hccl", "-b", "8K", "-e", "8K", "-c", "0"});
+  ASSERT_EQ(job.exitCode(), 0) << job.allErrors();
+  EXPECT_NE(job.out[0].find("| NULL\n"), std::string::npos) << job.out[0];
+  job = runPerf(2, {"allgather", "--hccl", "-b", "8K", "-e", "8K", "--inject-error"});
+  EXPECT_EQ(job.exitCode(), 3) << job.allErrors();
+  EXPECT_NE(job.out[0].find("| failed\n"), std::string::npos) << job.out[0];
+}
+
+TEST(PerfTool, StreamOverheadReportsBothPaths) {
+  const JobResult job = runPerf(2, {"allreduce", "-b", "1K", "-e", "1K", "--stream-overhead"});
+  ASSERT_EQ(job.exitCode(), 0) << job.allErrors();
+  const ParsedOutput out = parsePerfOutput(job.out[0]);
+  ASSERT_EQ(out.trailer.size(), 5u) << job.out[0];
+  EXPECT_EQ(out.trailer[0].rfind("# Stream overhead: 8-byte allreduce", 0), 0u);
+  std::smatch m;
+  static const std::regex kValue(R"(^#   .* : +(\d+\.\d\d)( us/call)?$)");
+  for (int i = 1; i <= 3; ++i) {
+    ASSERT_TRUE(std::regex_match(out.trailer[i], m, kValue)) << out.trailer[i];
+    EXPECT_GT(std::stod(m[1]), 0.0) << out.trailer[i];
+  }
+}
+
+TEST(PerfTool, TransportAndAlgorithmFlags) {
+  JobResult job = runPerf(2, {"allreduce", "-b", "1K", "-e", "4K", "-t", "tcp", "-A", "ring"});
+  ASSERT_EQ(job.exitCode(), 0) << job.allErrors();
+  ParsedOutput out = parsePerfOutput(job.out[0]);
+  ASSERT_EQ(out.blocks.size(), 1u);
+  EXPECT_EQ(out.blocks[0].transport, "tcp");
+  for (const auto& r : out.blocks[0].rows) EXPECT_EQ(r.algo, "ring/tcp");
+  job = runPerf(2, {"allreduce", "-b", "1K", "-e", "1K", "-A", "bogus"});
+  EXPECT_EQ(job.exitCode(), 2);
+  EXPECT_NE(job.err[0].find("-A bogus"), std::string::npos) << job.err[0];
+}
+
+TEST(PerfTool, CommandLineErrorsExit2WithAReason) {
+  const std::string bin = COHORT_PERF_BIN;
+  const std::pair<std::string, std::string> cases[] = {
+      {"gather", "unknown collective 'gather'"},
+      {"allreduce -f 1", "factor must be greater than 1"},
+      {"allreduce -b 64K -e 1K", "-e >= -b"},
+      {"allreduce -b 12Q", "-b 12Q"},
+      {"allreduce -o avg -d int32", "floating-point type"},
+      {"allreduce -d float8", "-d float8: unknown type"},
+      {"allreduce --plot x.png", "only SVG"},
+      {"allreduce -t carrier-pigeon", "carrier-pigeon"}};
+  for (const auto& [args, reason] : cases) {
+    const JobResult r = runShell(bin + " " + args);
+    EXPECT_EQ(r.exitCode(), 2) << args;
+    EXPECT_NE(r.err[0].find(reason), std::string::npos) << args << ": " << r.err[0];
+  }
+  const JobResult job = runPerf(2, {"broadcast", "-b", "1K", "-e", "1K", "-r", "2"});
+  EXPECT_EQ(job.exitCode(), 2);
+  EXPECT_NE(job.err[0].find("-r 2: root must be below 2 ranks"), std::string::npos) << job.err[0];
+}
+
+TEST(PerfTool, UnderCohortrun) {
+  const std::string cohortrun = COHORT_COHORTRUN_BIN;
+  if (cohortrun.empty()) GTEST_SKIP() << "cohortrun is not built";
+  const JobResult job = runShell(cohortrun + " -n 2 " + COHORT_PERF_BIN + " allreduce -b 1K -e 4K");
+  ASSERT_EQ(job.exitCode(), 0) << job.allErrors() << job.out[0];
+  const ParsedOutput out = parsePerfOutput(rankZeroLines(job.out[0]));
+  EXPECT_EQ(out.nranks, 2);
+  ASSERT_EQ(out.blocks.size(), 1u);
+  EXPECT_EQ(out.blocks[0].rows.size(), 2u);
+  EXPECT_EQ(out.blocks[0].wrong, 0);
+}
+
+TEST(PerfTool, UnderMpirun) {
+  if (access("/usr/bin/mpirun", X_OK) != 0) GTEST_SKIP() << "no mpirun";
+  const std::string command =
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 /usr/bin/mpirun -np 2 "
+      "--oversubscribe --bind-to none -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=" +
+      std::to_string(freePort()) + " " + COHORT_PERF_BIN + " allreduce -b 1K -e 4K";
+  const JobResult job = runShell(command);
+  ASSERT_EQ(job.exitCode(), 0) << job.allErrors() << job.out[0];
+  const ParsedOutput out = parsePerfOutput(job.out[0]);
+  EXPECT_EQ(out.nranks, 2);
+  ASSERT_EQ(out.blocks.size(), 1u);
+  EXPECT_EQ(out.blocks[0].wrong, 0);
+}
+
+}  // namespace
+}  // namespace cohort::perf::test
