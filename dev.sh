@@ -54,8 +54,14 @@ run_ctest() {
 cmd_run() {
   install_deps
   build build
-  log "main job: runtime demo on 4 emulated devices"
-  ./build/examples/runtime_demo "$@"
+  # The main job: tensor-parallel inference on 4 emulated devices, one rank per process.
+  if [ -x build/tools/cohortrun/cohortrun ]; then
+    log "main job: cohortrun -n 4 tp_inference --job"
+    ./build/tools/cohortrun/cohortrun -n 4 ./build/examples/tp_inference --job "$@"
+  else
+    log "main job: tp_inference --tp 4 (cohortrun is not built)"
+    ./build/examples/tp_inference --tp 4 "$@"
+  fi
 }
 
 cmd_test() {

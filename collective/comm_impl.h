@@ -68,6 +68,8 @@ class Communicator::Impl {
   runtime::Event* before_ = nullptr;
   runtime::Event* after_ = nullptr;
   std::uint64_t seq_ = 0;
+  runtime::Stream* lastUserStream_ = nullptr;  // the caller's stream of the last op
+  std::uint64_t lastUserEnqueued_ = 0;         // its task count right after that op
   int splits_ = 0;
   void* scratch_ = nullptr;
   std::size_t scratchBytes_ = 0;

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -11,6 +13,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "cohort/ranktable.h"
 #include "transport/jobenv/job_env.h"
 #include "transport/netif.h"
 #include "transport/peer_info.h"
@@ -297,6 +300,60 @@ Status Communicator::initFromEnvironment(std::unique_ptr<Communicator>* out) {
   }
   std::unique_ptr<Impl> impl;
   COHORT_RETURN_IF_ERROR(recordError(Impl::create(store, "env", token, job.rank, job.size, device, &impl)));
+  out->reset(new Communicator(std::move(impl)));
+  return Status::Ok();
+}
+
+Status Communicator::initFromRankTable(const std::string& path, int rank,
+                                       std::unique_ptr<Communicator>* out) {
+  if (out == nullptr) return recordError(Status(ErrorCode::kInvalidArgument, "initFromRankTable: out is null"));
+  ranktable::LoadOptions options;
+  options.ownRank = rank;
+  ranktable::ClusterSpec spec;
+  ranktable::Diagnostics diagnostics;
+  Status s = ranktable::loadClusterFile(path, options, &spec, &diagnostics);
+  COHORT_RETURN_IF_ERROR(recordError(s));
+  const ranktable::RankInfo& root = spec.ranks[0];
+  const std::string address = !root.hostIp.empty() ? root.hostIp : root.deviceIp;
+  if (address.empty()) {
+    return recordError(makeError(ErrorCode::kValidationError, "{}: rank 0 has neither host_ip "
+                                 "nor device_ip: no address to rendezvous at", path));
+  }
+  const int port = Config::global().ifBasePort;
+  transport::JobToken token;
+  if (!Config::global().jobToken.empty()) {
+    token = transport::JobToken::fromText(Config::global().jobToken);
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    token = transport::JobToken::fromText("ranktable:" + text.str());
+  }
+  std::shared_ptr<transport::TcpStoreServer> server;
+  if (rank == 0) {
+    transport::StoreServerOptions so;
+    so.bindAddress = address;
+    so.port = port;
+    so.token = token;
+    s = transport::TcpStoreServer::start(so, &server);
+    if (!s.ok()) {
+      return recordError(makeError(s.code(), "rank 0 of {} serves the rendezvous at {}:{} (its "
+                                   "host_ip or device_ip): {}", path, address, port, s.message()));
+    }
+    std::lock_guard<std::mutex> lock(gServersMu);
+    gServers.push_back(server);
+  }
+  std::shared_ptr<transport::Store> store;
+  COHORT_RETURN_IF_ERROR(recordError(
+      transport::connectTcpStore(address, port, token, rank, connectDeadline(), &store)));
+  int device = -1;
+  if (!runtime::getDevice(&device).ok()) {
+    device = spec.ranks[static_cast<std::size_t>(rank)].deviceId;
+    COHORT_RETURN_IF_ERROR(recordError(runtime::setDevice(device)));
+  }
+  std::unique_ptr<Impl> impl;
+  COHORT_RETURN_IF_ERROR(recordError(
+      Impl::create(store, "table", token, rank, static_cast<int>(spec.rankCount()), device, &impl)));
   out->reset(new Communicator(std::move(impl)));
   return Status::Ok();
 }

@@ -129,15 +129,25 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   // Point-to-point calls involve two ranks only: they do not advance the
   // collective sequence that every rank must agree on.
   op.seq = op.coll == Coll::kSendRecv ? 0 : ++seq_;
-  COHORT_RETURN_IF_ERROR(runtime::eventRecord(before_, stream));
-  COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream_, before_));
+  // The communicator's stream must wait for the caller's earlier work, unless
+  // there is none: the caller's stream is idle, or all it holds since our last
+  // operation is our own wait for that operation (which the communicator's
+  // in-order stream implies). Skipping it saves a thread hand-off per call.
+  std::uint64_t enqueued = 0, completed = 0;
+  COHORT_RETURN_IF_ERROR(runtime::streamProgress(stream, &enqueued, &completed));
+  if (completed != enqueued && !(stream == lastUserStream_ && enqueued == lastUserEnqueued_)) {
+    COHORT_RETURN_IF_ERROR(runtime::eventRecord(before_, stream));
+    COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream_, before_));
+  }
   COHORT_RETURN_IF_ERROR(runtime::launchKernel(stream_, [this, op](runtime::Stream*) {
     Status s = runOp(op);
     if (!s.ok()) setAsyncError(s);
     return s;
   }));
   COHORT_RETURN_IF_ERROR(runtime::eventRecord(after_, stream_));
-  return runtime::streamWaitEvent(stream, after_);
+  COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream, after_));
+  lastUserStream_ = stream;
+  return runtime::streamProgress(stream, &lastUserEnqueued_, &completed);
 }
 
 Status Communicator::groupStart() {

@@ -27,8 +27,8 @@ struct Config {
   std::vector<int> visibleDevices;     ///< physical ids; empty = all
   std::uint64_t deviceMemory = 16ull << 30;  ///< bytes per device
   // Waiting (spin, then sched_yield, then futex sleep).
-  int waitSpinUs = 20;
-  int waitYieldUs = 500;
+  int waitSpinUs = 2;
+  int waitYieldUs = 5000;
   // Timeouts (seconds).
   int connectTimeoutS = 120;
   int execTimeoutS = 1800;  ///< 0 = never

@@ -83,43 +83,41 @@ void NodeSync::finish(int exitCode, Deadline deadline, const std::function<bool(
   }
 }
 
+bool NodeSync::nodeEnded(int node, Silence* silence) {
+  bool done = false;
+  transport::Bytes value;
+  if (store_->check(doneKey(node), &done).ok() && done &&
+      store_->get(doneKey(node), &value, Deadline::afterMs(1000)).ok()) {
+    const std::int64_t code = transport::decodeInt(value);
+    if (code != 0) {
+      writeAll(STDERR_FILENO,
+               fmt::format("cohortrun: node {} ended with exit code {}\n", node, code));
+    }
+    return true;
+  }
+  std::int64_t beats = 0;
+  if (store_->add(aliveKey(node), 0, &beats).ok() && beats != silence->beats) {
+    *silence = {beats, std::chrono::steady_clock::now()};
+  }
+  if (std::chrono::steady_clock::now() - silence->since <= kSilence) return false;
+  writeAll(STDERR_FILENO, fmt::format("cohortrun: node {} has been silent for {} s; no longer "
+                                      "serving the job store for it\n",
+                                      node, kSilence.count()));
+  return true;
+}
+
 void NodeSync::waitForNodes(Deadline deadline, const std::function<bool()>& interrupted) {
-  using Clock = std::chrono::steady_clock;
-  std::map<int, std::pair<std::int64_t, Clock::time_point>> waiting;  // node -> last beat, when
+  std::map<int, Silence> waiting;
   for (int node = 0; node < nodes_; ++node) {
-    if (node != node_) waiting[node] = {-1, Clock::now()};
+    if (node != node_) waiting[node] = {-1, std::chrono::steady_clock::now()};
   }
   COHORT_LOG(kInfo, "launcher",
-             "node {}: ranks done; serving the job store until {} other nodes "
+             "node {}: ranks done; serving the job store until {} more nodes "
              "are done",
              node_, waiting.size());
   while (!waiting.empty() && !deadline.expired() && !interrupted()) {
     for (auto it = waiting.begin(); it != waiting.end();) {
-      const int node = it->first;
-      bool done = false;
-      transport::Bytes value;
-      if (store_->check(doneKey(node), &done).ok() && done &&
-          store_->get(doneKey(node), &value, Deadline::afterMs(1000)).ok()) {
-        const std::int64_t code = transport::decodeInt(value);
-        if (code != 0)
-          writeAll(STDERR_FILENO, fmt::format("cohortrun: node {} ended with exit "
-                                              "code {}\n",
-                                              node, code));
-        it = waiting.erase(it);
-        continue;
-      }
-      std::int64_t beats = 0;
-      if (store_->add(aliveKey(node), 0, &beats).ok() && beats != it->second.first) {
-        it->second = {beats, Clock::now()};
-      }
-      if (Clock::now() - it->second.second > kSilence) {
-        writeAll(STDERR_FILENO, fmt::format("cohortrun: node {} has been silent for {} s; no "
-                                            "longer serving the job store for it\n",
-                                            node, kSilence.count()));
-        it = waiting.erase(it);
-        continue;
-      }
-      ++it;
+      it = nodeEnded(it->first, &it->second) ? waiting.erase(it) : std::next(it);
     }
     if (!waiting.empty()) std::this_thread::sleep_for(kPollPeriod);
   }

@@ -37,7 +37,15 @@ class NodeSync {
   void finish(int exitCode, Deadline deadline, const std::function<bool()>& interrupted);
 
  private:
+  /// The last beat count seen from a node, and since when.
+  struct Silence {
+    std::int64_t beats;
+    std::chrono::steady_clock::time_point since;
+  };
+
   bool connect(long timeoutMs);
+  /// Whether a node is done (or silent too long); reports a failed node.
+  bool nodeEnded(int node, Silence* silence);
   void beat();
   void waitForNodes(Deadline deadline, const std::function<bool()>& interrupted);
 

@@ -90,6 +90,19 @@ bool isExecutableFile(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
+// The status pipe closes on a successful exec (close-on-exec) or carries the
+// child's errno when exec failed.
+Status awaitExec(pid_t pid, int statusFd, const std::string& path) {
+  int childErr = 0;
+  ssize_t n;
+  do {
+    n = ::read(statusFd, &childErr, sizeof(childErr));
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(sizeof(childErr))) return Status::Ok();
+  ::waitpid(pid, nullptr, 0);
+  return systemError(childErr, "cannot execute '" + path + "'");
+}
+
 }  // namespace
 
 Status resolveProgram(const std::string& program, const std::string& pathVariable,
@@ -151,15 +164,7 @@ Status spawnRank(const std::string& path, const std::vector<std::string>& argv,
   ::close(std::exchange(statusPipe.write, -1));
   ::close(std::exchange(outPipe.write, -1));
   ::close(std::exchange(errPipe.write, -1));
-  int childErr = 0;
-  ssize_t n;
-  do {
-    n = ::read(statusPipe.read, &childErr, sizeof(childErr));
-  } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof(childErr))) {
-    ::waitpid(pid, nullptr, 0);
-    return systemError(childErr, "cannot execute '" + path + "'");
-  }
+  COHORT_RETURN_IF_ERROR(awaitExec(pid, statusPipe.read, path));
   out->pid = pid;
   out->stdoutFd = outPipe.takeRead();
   out->stderrFd = errPipe.takeRead();

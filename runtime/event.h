@@ -6,10 +6,14 @@
 #include <memory>
 #include <mutex>
 
+#include <vector>
+
 #include "cohort/runtime.h"
 #include "common/wait.h"
 
 namespace cohort::runtime {
+
+class Stream;
 
 /// Shared by the Event handle and by every queued task that records or waits on
 /// it, so destroying the handle never leaves a task with a dangling pointer.
@@ -21,9 +25,12 @@ struct EventState {
   Status error;  // the recording stream's sticky error at completion
   Clock::time_point time;
   std::string recordedOn;  // stream name of the latest completion
+  std::vector<Stream*> listeners;  // streams with a pending wait on this event (under mu)
 
-  /// Runs on the recording stream's worker.
+  /// Runs on the recording stream's worker; tells the listeners.
   void complete(std::uint64_t generation, Status streamError, std::string streamName);
+  void addListener(Stream* s);
+  void removeListener(Stream* s);
   bool done(std::uint64_t generation) const {
     return completed.load(std::memory_order_acquire) >= generation;
   }

@@ -1,6 +1,9 @@
 #include "runtime/stream.h"
 
+#include <algorithm>
 #include <exception>
+
+#include "common/config.h"
 
 #include "common/error.h"
 #include "common/log.h"
@@ -32,6 +35,91 @@ void Stream::enqueue(std::function<Status()> task, bool runAfterError) {
   workWord_.notifyAll();
 }
 
+void Stream::enqueueWait(std::shared_ptr<EventState> event, std::uint64_t generation) {
+  event->addListener(this);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Task t;
+    t.waitOn = event;
+    t.waitGeneration = generation;
+    t.fn = [this, event, generation] { return waitForEvent(event, generation); };
+    queue_.push_back(std::move(t));
+    enqueued_.fetch_add(1, std::memory_order_release);
+  }
+  workWord_.notifyAll();
+}
+
+void Stream::dependencyDone() {
+  doneWord_.notifyAll();
+  workWord_.notifyAll();
+}
+
+namespace {
+Status eventError(const EventState& state, const std::string& waiter) {
+  if (state.error.ok()) return Status::Ok();
+  // Keep the original code: the caller wants "remote error", not "task failed".
+  return makeError(state.error.code(), "{} waited on an event recorded on {}, which had failed: {}",
+                   waiter, state.recordedOn, state.error.message());
+}
+}  // namespace
+
+Status Stream::waitForEvent(const std::shared_ptr<EventState>& event, std::uint64_t generation) {
+  const int timeoutS = Config::global().execTimeoutS;
+  const Deadline deadline =
+      timeoutS == 0 ? Deadline::never() : Deadline::after(std::chrono::seconds(timeoutS));
+  auto ready = [&] { return event->done(generation); };
+  auto queuedBehind = [&] {
+    return enqueued_.load(std::memory_order_acquire) > completed_.load(std::memory_order_acquire) + 1;
+  };
+  while (!ready()) {
+    if (deadline.expired()) {
+      return makeError(ErrorCode::kTimeout,
+                       "{} waited longer than COHORT_EXEC_TIMEOUT ({} s) for an event", name(),
+                       timeoutS);
+    }
+    Deadline slice = Deadline::after(std::chrono::milliseconds(100));
+    if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
+    if (queuedBehind()) {
+      // Work is waiting behind this: follow the event closely.
+      event->word.waitUntil(ready, slice);
+    } else {
+      // Nobody needs this worker soon (host waiters see lazy waits through the
+      // event): sleep until the event completes or work arrives.
+      const std::uint32_t snapshot = workWord_.snapshot();
+      if (!ready() && !queuedBehind()) workWord_.sleep(snapshot, slice);
+    }
+  }
+  std::lock_guard<std::mutex> lock(event->mu);
+  return eventError(*event, name());
+}
+
+Status Stream::lazyDone(std::uint64_t target) const {
+  // Tasks [completed_, target): the running one, then the queue's front.
+  std::uint64_t index = completed_.load(std::memory_order_acquire);
+  if (index >= target) return Status::Ok();
+  auto check = [&](const Task& t) -> Status {
+    if (!t.waitOn || !t.waitOn->done(t.waitGeneration)) return Status(ErrorCode::kNotReady, "");
+    std::lock_guard<std::mutex> lock(t.waitOn->mu);
+    return eventError(*t.waitOn, name());
+  };
+  const std::uint64_t taken = enqueued_.load(std::memory_order_acquire) - queue_.size();
+  if (index < taken) {  // the worker holds one task
+    COHORT_RETURN_IF_ERROR(check(running_));
+    ++index;
+  }
+  for (std::size_t i = 0; index < target && i < queue_.size(); ++i, ++index) {
+    COHORT_RETURN_IF_ERROR(check(queue_[i]));
+  }
+  return Status::Ok();
+}
+
+Status Stream::progressTo(std::uint64_t target) const {
+  if (completed_.load(std::memory_order_acquire) >= target) return error();
+  if (failed()) return error();
+  std::lock_guard<std::mutex> lock(mu_);
+  return lazyDone(target);
+}
+
 void Stream::workerLoop() {
   setCurrentDeviceId(device_->id());
   log::setThreadDevice(device_->id());
@@ -47,6 +135,8 @@ void Stream::workerLoop() {
       std::lock_guard<std::mutex> lock(mu_);
       task = std::move(queue_.front());
       queue_.pop_front();
+      running_.waitOn = task.waitOn;
+      running_.waitGeneration = task.waitGeneration;
     }
     ++taken;
     if (!failed() || task.runAfterError) {
@@ -62,7 +152,13 @@ void Stream::workerLoop() {
       if (!status.ok()) fail(std::move(status));
     }
     task.fn = nullptr;  // release captures before reporting completion
-    completed_.store(taken, std::memory_order_release);
+    if (task.waitOn) task.waitOn->removeListener(this);  // run or skipped alike
+    task.waitOn.reset();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_.waitOn.reset();
+      completed_.store(taken, std::memory_order_release);
+    }
     doneWord_.notifyAll();
   }
 }
@@ -78,21 +174,24 @@ void Stream::fail(Status status) {
 
 Status Stream::synchronize(Deadline deadline) {
   const std::uint64_t target = enqueued_.load(std::memory_order_acquire);
+  Status result;
   const bool done = doneWord_.waitUntil(
-      [&] { return completed_.load(std::memory_order_acquire) >= target; }, deadline);
+      [&] {
+        result = progressTo(target);
+        return result.code() != ErrorCode::kNotReady;
+      },
+      deadline);
   if (!done) {
     return makeError(ErrorCode::kTimeout, "synchronize of {} timed out with {} task(s) pending",
                      name(), target - completed_.load());
   }
-  return error();
+  return result;
 }
 
 Status Stream::query() const {
-  if (failed()) return error();
-  if (completed_.load(std::memory_order_acquire) < enqueued_.load(std::memory_order_acquire)) {
-    return Status(ErrorCode::kNotReady, name() + " has pending work");
-  }
-  return Status::Ok();
+  Status s = progressTo(enqueued_.load(std::memory_order_acquire));
+  if (s.code() == ErrorCode::kNotReady) return Status(ErrorCode::kNotReady, name() + " has pending work");
+  return s;
 }
 
 Status Stream::error() const {
@@ -108,6 +207,7 @@ void Stream::clearError() {
 }
 
 void EventState::complete(std::uint64_t generation, Status streamError, std::string streamName) {
+  std::vector<Stream*> toTell;
   {
     std::lock_guard<std::mutex> lock(mu);
     if (completed.load(std::memory_order_relaxed) < generation) {
@@ -116,8 +216,23 @@ void EventState::complete(std::uint64_t generation, Status streamError, std::str
       recordedOn = std::move(streamName);
       completed.store(generation, std::memory_order_release);
     }
+    toTell = listeners;
+    word.notifyAll();
+    // A listener removes itself under mu before it can be destroyed, so the
+    // pointers stay valid while mu is held.
+    for (Stream* s : toTell) s->dependencyDone();
   }
-  word.notifyAll();
+}
+
+void EventState::addListener(Stream* s) {
+  std::lock_guard<std::mutex> lock(mu);
+  listeners.push_back(s);
+}
+
+void EventState::removeListener(Stream* s) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = std::find(listeners.begin(), listeners.end(), s);
+  if (it != listeners.end()) listeners.erase(it);
 }
 
 }  // namespace cohort::runtime

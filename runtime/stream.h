@@ -11,6 +11,7 @@
 
 #include "cohort/runtime.h"
 #include "common/wait.h"
+#include "runtime/event.h"
 
 namespace cohort::runtime {
 
@@ -29,6 +30,12 @@ class Stream {
   /// tasks are skipped unless `runAfterError` (event records use it so that
   /// waiters on other streams are released and see the error).
   void enqueue(std::function<Status()> task, bool runAfterError = false);
+  /// Queues a wait for an event's record `generation`. Such a wait is "lazy": a
+  /// host thread synchronizing the stream counts it as done as soon as the event
+  /// is, without waiting for this stream's worker to wake up and run it.
+  void enqueueWait(std::shared_ptr<EventState> event, std::uint64_t generation);
+  /// Called by an event this stream waits on when it completes.
+  void dependencyDone();
   /// Waits for the work queued before the call.
   Status synchronize(Deadline deadline);
   Status query() const;
@@ -36,6 +43,8 @@ class Stream {
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   void clearError();
 
+  std::uint64_t enqueued() const { return enqueued_.load(std::memory_order_acquire); }
+  std::uint64_t completed() const { return completed_.load(std::memory_order_acquire); }
   Device* device() const { return device_; }
   int id() const { return id_; }
   bool isDefault() const { return isDefault_; }
@@ -45,10 +54,18 @@ class Stream {
  private:
   struct Task {
     std::function<Status()> fn;
-    bool runAfterError;
+    bool runAfterError = false;
+    std::shared_ptr<EventState> waitOn;  // set for event waits
+    std::uint64_t waitGeneration = 0;
   };
   void workerLoop();
   void fail(Status status);
+  Status waitForEvent(const std::shared_ptr<EventState>& event, std::uint64_t generation);
+  /// With mu_ held: ok if every task before `target` not yet completed is an
+  /// event wait whose event is done; kNotReady if not; the event's error if one
+  /// carries it.
+  Status lazyDone(std::uint64_t target) const;
+  Status progressTo(std::uint64_t target) const;
 
   Device* const device_;
   const int id_;
@@ -56,6 +73,7 @@ class Stream {
 
   mutable std::mutex mu_;
   std::deque<Task> queue_;
+  Task running_;  // the task the worker is running (its wait fields only)
   Status error_;
   std::atomic<std::uint64_t> enqueued_{0};
   std::atomic<std::uint64_t> completed_{0};

@@ -14,10 +14,6 @@ Status needEvent(DeviceManager& m, Event* event, const char* fn) {
   return Status::Ok();
 }
 
-Deadline execDeadline() {
-  const int seconds = Config::global().execTimeoutS;
-  return seconds == 0 ? Deadline::never() : Deadline::after(std::chrono::seconds(seconds));
-}
 }  // namespace
 
 Status streamCreate(Stream** stream) {
@@ -64,6 +60,19 @@ Status streamGetDevice(Stream* stream, int* device) {
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
     *device = s->device()->id();
+    return Status::Ok();
+  });
+}
+
+Status streamProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* completed) {
+  return apiCall([&](DeviceManager& m) {
+    if (enqueued == nullptr || completed == nullptr) {
+      return Status(ErrorCode::kInvalidArgument, "streamProgress: null output");
+    }
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    *completed = s->completed();  // first: completed never exceeds enqueued
+    *enqueued = s->enqueued();
     return Status::Ok();
   });
 }
@@ -139,20 +148,7 @@ Status streamWaitEvent(Stream* stream, Event* event) {
     std::shared_ptr<EventState> state = event->state();
     const std::uint64_t generation = state->recorded.load();
     if (generation == 0) return Status::Ok();  // never recorded: nothing to wait for
-    s->enqueue([s, state, generation] {
-      if (!state->word.waitUntil([&] { return state->done(generation); }, execDeadline())) {
-        return makeError(ErrorCode::kTimeout,
-                         "{} waited longer than COHORT_EXEC_TIMEOUT ({} s) for an event",
-                         s->name(), Config::global().execTimeoutS);
-      }
-      std::lock_guard<std::mutex> lock(state->mu);
-      if (!state->error.ok()) {
-        // Keep the original code: the caller wants "remote error", not "task failed".
-        return makeError(state->error.code(), "{} waited on an event recorded on {}, which "
-                         "had failed: {}", s->name(), state->recordedOn, state->error.message());
-      }
-      return Status::Ok();
-    });
+    s->enqueueWait(state, generation);
     return Status::Ok();
   });
 }

@@ -3,6 +3,11 @@
 // (with more ranks than cores, a sleeping rank's wake-up costs tens of
 // microseconds while a yield hands the core over at once), then sleeps on the
 // connections' wait hints. The stages restart whenever an operation completes.
+//
+// Connections that wait on the kernel (a descriptor hint: tcp) skip the spin:
+// measured on this 2-vCPU machine, a busy loop of non-blocking reads made an
+// 8-byte TCP ping-pong 4-6x slower (32-49 us half round trip) than a blocking
+// read (6.6 us), while a read + sched_yield loop took 7.4 us.
 #include <poll.h>
 #include <sched.h>
 
@@ -53,6 +58,13 @@ Status timedOut(Connection* const* conns, std::size_t count, const std::string& 
   }
   return makeError(ErrorCode::kTimeout, "{}: timed out after {:.1f} s waiting for {}", what,
                    std::chrono::duration<double>(waited).count(), pending);
+}
+
+bool anyKernelWait(Connection* const* conns, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!conns[i]->idle() && conns[i]->waitHint().fd >= 0) return true;
+  }
+  return false;
 }
 
 int pollTimeoutMs(Deadline deadline, std::chrono::milliseconds cap) {
@@ -113,6 +125,7 @@ Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
   auto stageStart = start;
   std::uint64_t seen = completions(conns, count);
   bool sleeping = false;  // past the spin and yield stages
+  const std::int64_t spinNs = anyKernelWait(conns, count) ? 0 : policy.spinNs;
   for (;;) {
     // In the sleep stage the hints are taken before the last look at the
     // connections, so a wake-up between that look and the sleep is never lost.
@@ -131,8 +144,8 @@ Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
     }
     if (deadline.expired()) return timedOut(conns, count, what, now - start);
     const std::int64_t waited = std::chrono::nanoseconds(now - stageStart).count();
-    if (waited < policy.spinNs) continue;
-    if (waited < policy.spinNs + policy.yieldNs) {
+    if (waited < spinNs) continue;
+    if (waited < spinNs + policy.yieldNs) {
       sched_yield();
     } else if (sleeping) {
       sleepOn(hints, deadline);

@@ -78,6 +78,14 @@ class Communicator {
   /// Sets the device (COHORT_DEVICE_ID, else the local rank) if the calling thread
   /// has none.
   static Status initFromEnvironment(std::unique_ptr<Communicator>* out);
+  /// Joins the job described by an HCCL rank table (JSON) or YAML cluster file
+  /// as `rank` (like HcclCommInitClusterInfo): the table is validated, the
+  /// rendezvous store is served by the table's rank 0 at its host_ip (else
+  /// device_ip) on COHORT_IF_BASE_PORT, and the job token comes from
+  /// COHORT_JOB_TOKEN (else a hash of the table). Uses the rank's device_id from
+  /// the table if the calling thread has no current device.
+  static Status initFromRankTable(const std::string& path, int rank,
+                                  std::unique_ptr<Communicator>* out);
   /// N ranks driven by N threads of this process, on `devices` (like
   /// HcclCommInitAll). out[i] is rank i on devices[i].
   static Status initAll(const std::vector<int>& devices,

@@ -141,6 +141,9 @@ Status streamQuery(Stream* stream);
 Status streamClearError(Stream* stream);
 /// The device a stream belongs to.
 Status streamGetDevice(Stream* stream, int* device);
+/// How many tasks were queued on the stream so far and how many have run. Work
+/// queued is done when completed reaches the enqueued count read before it.
+Status streamProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* completed);
 
 /// A kernel: any host callable, run on the stream's worker with the stream's
 /// device current. A non-ok Status (or an exception) fails the stream.

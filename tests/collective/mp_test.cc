@@ -29,7 +29,8 @@ int freePort() {
   return next++;
 }
 
-std::vector<Rank> start(int n, const std::string& mode, const std::string& transport, int port) {
+std::vector<Rank> start(int n, const std::string& mode, const std::string& transport, int port,
+                        const std::string& table = "") {
   std::vector<Rank> ranks;
   for (int r = 0; r < n; ++r) {
     Rank rk;
@@ -43,7 +44,14 @@ std::vector<Rank> start(int n, const std::string& mode, const std::string& trans
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
     const std::string worker = COHORT_MP_WORKER;
-    std::vector<char*> argv = {const_cast<char*>(worker.c_str()), const_cast<char*>(mode.c_str()), nullptr};
+    if (!table.empty()) env.push_back("COHORT_IF_BASE_PORT=" + std::to_string(port));
+    std::string rankArg = std::to_string(r);
+    std::vector<char*> argv = {const_cast<char*>(worker.c_str()), const_cast<char*>(mode.c_str())};
+    if (!table.empty()) {
+      argv.push_back(const_cast<char*>(table.c_str()));
+      argv.push_back(rankArg.data());
+    }
+    argv.push_back(nullptr);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, rk.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -111,6 +119,27 @@ TEST_P(MultiProcessTest, KilledRankIsReportedBySurvivors) {
     EXPECT_LT(secs, 5.5) << "rank " << r;
     EXPECT_TRUE(log.find("remote") != std::string::npos) << log;
   }
+}
+
+// Ranks started by hand from one rank table find each other through it.
+TEST(RankTableJobTest, RanksStartedFromATableFindEachOther) {
+  const std::string table = std::string(testing::TempDir()) + "table_" + std::to_string(getpid()) + ".json";
+  {
+    std::ofstream out(table);
+    out << R"({"version": "1.0", "status": "completed", "server_count": "1", "server_list": [
+      {"server_id": "node0", "host_ip": "127.0.0.1", "device": [
+        {"device_id": "0", "device_ip": "192.168.100.1", "rank_id": "0"},
+        {"device_id": "1", "device_ip": "192.168.100.2", "rank_id": "1"},
+        {"device_id": "2", "device_ip": "192.168.100.3", "rank_id": "2"}]}]})";
+  }
+  auto ranks = start(3, "table", "auto", 40000 + (getpid() % 500) * 40, table);
+  for (int r = 0; r < 3; ++r) {
+    const int code = waitRank(ranks[r].pid, std::chrono::seconds(120));
+    const std::string log = slurp(ranks[r].log);
+    EXPECT_EQ(code, 0) << "rank " << r << ":\n" << log;
+    EXPECT_NE(log.find("check OK"), std::string::npos) << log;
+  }
+  std::remove(table.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, MultiProcessTest, ::testing::Values("shm", "tcp"));

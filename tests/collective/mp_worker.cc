@@ -4,6 +4,7 @@
 //   mp_worker loop    allreduce 64 MiB until an error; print it and exit 7
 // Prints "rank R: ..." lines; the parent checks exit codes and messages.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -78,7 +79,10 @@ int loop(Communicator& comm) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "check";
   std::unique_ptr<Communicator> comm;
-  Status st = Communicator::initFromEnvironment(&comm);
+  // "table PATH RANK": the job is described by a rank table instead.
+  Status st = mode == "table" && argc == 4
+                  ? Communicator::initFromRankTable(argv[2], std::atoi(argv[3]), &comm)
+                  : Communicator::initFromEnvironment(&comm);
   if (!st.ok()) {
     std::printf("init failed: %s\n", st.toString().c_str());
     return 4;

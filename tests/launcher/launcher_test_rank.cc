@@ -111,6 +111,7 @@ int run(const std::string& action) {
     const rlimit noCore{0, 0};
     ::setrlimit(RLIMIT_CORE, &noCore);
     sleepMs(std::atoi(action.c_str() + 5));
+    ::signal(SIGSEGV, SIG_DFL);  // die by the signal even where a sanitizer catches it
     ::raise(SIGSEGV);
   }
   std::fprintf(stderr, "launcher_test_rank: unknown action '%s'\n", action.c_str());

@@ -69,7 +69,7 @@ void parseHeader(const std::vector<std::string>& lines, ParsedOutput* out) {
                            R"(  nodes=\d+  local_ranks=\d+  device\(rank 0\)=\d+$)");
   EXPECT_TRUE(std::regex_match(lines[3], kCohort)) << lines[3];
   static const std::regex kChosen(
-      R"(^# chosen after warm-up: (\S+ \S+)  \(per size: column algo\)  -A \S+  -t \S+$)");
+      R"(^# chosen after warm-up: (\S+(?: \S+)?)  \(per size: column algo\)  -A \S+  -t \S+$)");
   EXPECT_TRUE(std::regex_match(lines[4], m, kChosen)) << lines[4];
   if (m.size() > 1) out->choice = m[1];
   EXPECT_EQ(lines[5], "#");

@@ -136,6 +136,11 @@ TEST(PerfRules, OptionDefaultsAndModes) {
   EXPECT_EQ(o.maxBytes, 64u << 20);
   EXPECT_EQ(o.average, 0);
   EXPECT_EQ(o.types, std::vector<DataType>{DataType::kBFloat16});
+  ASSERT_EQ(parse({"allreduce,reduce_scatter,alltoall"}, &o), -1);
+  EXPECT_EQ(o.collectives,
+            (std::vector<Coll>{Coll::kAllReduce, Coll::kReduceScatter, Coll::kAllToAll}));
+  EXPECT_FALSE(o.allCollectives);
+  EXPECT_EQ(parse({"allreduce,gather"}, &o), 2);
   EXPECT_EQ(parse({"allreduce", "-c", "3"}, &o), 2);
   EXPECT_EQ(parse({"--help"}, &o), 0);
 }

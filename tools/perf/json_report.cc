@@ -71,7 +71,8 @@ Status writeJson(const std::string& path, const PerfOptions& options, const RunI
   json doc = {{"tool", "cohort-perf"},
               {"lib", "cohort"},
               {"version", info.libraryVersion},
-              {"api_version", info.apiVersion},
+              {"api_version", std::to_string(info.apiVersion / 1000) + "." +
+                                  std::to_string(info.apiVersion % 1000)},
               {"protocol_version", info.protocolVersion},
               {"nranks", info.nranks},
               {"nodes", info.nodes},

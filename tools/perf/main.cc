@@ -9,6 +9,7 @@
 // Exit status: 0 all checks passed, 3 wrong elements, 2 bad command line, 1 failure.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -20,11 +21,9 @@
 #include "tools/perf/report_text.h"
 #include "tools/perf/sweep.h"
 
+namespace cohort::perf {
 namespace {
 
-using cohort::Communicator;
-using cohort::Status;
-using namespace cohort::perf;  // NOLINT(build/namespaces): the tool's own namespace
 namespace rt = cohort::runtime;
 
 int fail(const Communicator* comm, const Status& s) {
@@ -42,7 +41,9 @@ int checkAgainstJob(const PerfOptions& o, Communicator* comm) {
                    comm->size());
     return 2;
   }
-  if (!o.allCollectives && o.collectives[0] == Coll::kSendRecv && comm->size() < 2) {
+  const bool sendrecv =
+      std::find(o.collectives.begin(), o.collectives.end(), Coll::kSendRecv) != o.collectives.end();
+  if (!o.allCollectives && sendrecv && comm->size() < 2) {
     if (print) std::fprintf(stderr, "cohort-perf: sendrecv needs at least 2 ranks\n");
     return 2;
   }
@@ -52,9 +53,9 @@ int checkAgainstJob(const PerfOptions& o, Communicator* comm) {
       std::fprintf(stderr, "cohort-perf: -p %d: this node has %d devices\n", o.npus, devices);
     return 2;
   }
-  // -A NAME with "all" is set per block (it may not apply to every collective).
+  // -A NAME with several collectives is set per block (it may not apply to all).
   std::string spec = o.algorithm;
-  const bool perBlock = o.allCollectives && spec.find('=') == std::string::npos;
+  const bool perBlock = o.collectives.size() > 1 && spec.find('=') == std::string::npos;
   if (!spec.empty() && !perBlock) {
     if (spec.find('=') == std::string::npos) spec = cliName(o.collectives[0]) + ("=" + spec);
     Status s = comm->setAlgorithm(spec);
@@ -68,7 +69,7 @@ int checkAgainstJob(const PerfOptions& o, Communicator* comm) {
 }
 
 RunInfo makeRunInfo(const PerfOptions& o, const Communicator& comm, const std::string& choice) {
-  const cohort::VersionInfo v = cohort::loadedVersion();
+  const VersionInfo v = loadedVersion();
   RunInfo info;
   info.libraryVersion = v.library;
   info.apiVersion = v.apiVersion;
@@ -119,9 +120,8 @@ int runBenchmark(const PerfOptions& o, Communicator* comm, rt::Stream* stream) {
   return wrong > 0 ? 3 : 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Joins the job, then benchmarks. Returns the exit status.
+int run(int argc, char** argv) {
   PerfOptions options;
   const int parsed = parseOptions(argc, argv, &options);
   if (parsed >= 0) return parsed;
@@ -142,3 +142,8 @@ int main(int argc, char** argv) {
   (void)rt::streamDestroy(stream);
   return rc;
 }
+
+}  // namespace
+}  // namespace cohort::perf
+
+int main(int argc, char** argv) { return cohort::perf::run(argc, argv); }

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
+#include <sstream>
 
 #include "common/config.h"
 #include "tools/perf/data_pattern.h"
@@ -21,8 +22,8 @@ struct RawArgs {
 
 void addOptions(CLI::App& app, PerfOptions* o, RawArgs* raw) {
   app.add_option("collective", raw->collective,
-                 "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv "
-                 "or all")
+                 "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, "
+                 "a comma list of them, or all")
       ->required();
   app.add_option("-b,--minbytes", raw->minBytes, "Smallest size (default 1K; K/M/G suffixes)");
   app.add_option("-e,--maxbytes", raw->maxBytes, "Largest size (default 64M)");
@@ -127,13 +128,18 @@ int resolve(const RawArgs& raw, PerfOptions* o) {
     o->allCollectives = true;
     o->collectives = allCollectives();
   } else {
-    Coll c;
-    if (!parseColl(raw.collective, &c)) {
-      return usageError("unknown collective '" + raw.collective +
-                        "'; expected allreduce, allgather, reducescatter, broadcast, reduce, "
-                        "alltoall, sendrecv or all");
+    std::stringstream list(raw.collective);
+    std::string name;
+    while (std::getline(list, name, ',')) {
+      Coll c;
+      if (!parseColl(name, &c)) {
+        return usageError("unknown collective '" + name +
+                          "'; expected allreduce, allgather, reducescatter, broadcast, reduce, "
+                          "alltoall, sendrecv, a comma list of them, or all");
+      }
+      o->collectives.push_back(c);
     }
-    o->collectives = {c};
+    if (o->collectives.empty()) return usageError("no collective given");
   }
   if (o->hccl && !raw.hasAverage) o->average = 0;  // hccl_test reports the root's own time
   int rc = resolveSizes(raw, o);

@@ -14,7 +14,7 @@ namespace cohort::perf {
 
 /// Everything the command line decides. A plain value.
 struct PerfOptions {
-  std::vector<Coll> collectives;                 ///< COLLECTIVE (or every one for "all")
+  std::vector<Coll> collectives;                 ///< COLLECTIVE: one, a comma list, or "all"
   bool allCollectives = false;                   ///< COLLECTIVE was "all"
   std::size_t minBytes = 1024;                   ///< -b
   std::size_t maxBytes = std::size_t(64) << 20;  ///< -e

@@ -86,7 +86,7 @@ std::vector<BlockResult> Sweep::plan() const {
     if (c == Coll::kSendRecv && comm_->size() < 2 && options_.allCollectives) continue;
     for (DataType t : options_.types) {
       for (ReduceOp op : options_.ops) {
-        if (op == ReduceOp::kAvg && !isFloatType(t)) continue;
+        if (isReduction(c) && op == ReduceOp::kAvg && !isFloatType(t)) continue;
         for (int placement = 0; placement < (options_.inPlace ? 2 : 1); ++placement) {
           BlockResult b;
           b.spec = CaseSpec{c, t, op, placement == 1 || c == Coll::kBroadcast, options_.root};
@@ -106,7 +106,7 @@ Status Sweep::applyAlgorithm(BlockResult* block) {
   if (a.empty() || a.find('=') != std::string::npos) return Status::Ok();  // set once by main
   const std::string spec = std::string(cliName(block->spec.coll)) + "=" + a;
   Status s = comm_->setAlgorithm(spec);
-  if (s.ok() || !options_.allCollectives) return s;
+  if (s.ok() || options_.collectives.size() == 1) return s;
   block->note =
       "-A " + a + " does not apply to " + cliName(block->spec.coll) + "; the built-in choice runs";
   return comm_->setAlgorithm("");

@@ -98,6 +98,7 @@ Status TcpConnection::progress() {
     if (!st.ok()) return fail(st);
   }
   retire();
+  updateInterest();
   return Status::Ok();
 }
 
@@ -206,7 +207,11 @@ Status TcpConnection::fail(Status s, const std::string& peerText) {
   return error_;
 }
 
+// Level-triggered epoll interest as of the last progress(): it only changes
+// when a send blocks or unblocks, so steady small-message traffic costs no
+// epoll_ctl at all.
 void TcpConnection::updateInterest() {
+  if (epollFd_ < 0) return;
   for (std::size_t i = 0; i < streams_.size(); ++i) {
     const SocketStream& s = *streams_[i];
     std::uint32_t want = 0;
@@ -223,12 +228,7 @@ void TcpConnection::updateInterest() {
 
 WaitHint TcpConnection::waitHint() {
   WaitHint hint;
-  if (epollFd_ < 0) {
-    hint.fd = streams_[0]->fd();  // no epoll: socket 0 still wakes on messages
-    return hint;
-  }
-  updateInterest();
-  hint.fd = epollFd_;
+  hint.fd = epollFd_ >= 0 ? epollFd_ : streams_[0]->fd();  // without epoll: messages still wake
   return hint;
 }
 

@@ -46,7 +46,8 @@ class TcpConnection : public Connection {
   std::uint64_t recvsPosted() const override { return recvsPosted_; }
   std::uint64_t recvsCompleted() const override { return recvsCompleted_; }
   /// An epoll descriptor over every socket, readable when a socket can move
-  /// what this connection waits for (data in, or room for a blocked send).
+  /// what this connection waited for at the last progress() (data in, or room
+  /// for a blocked send).
   WaitHint waitHint() override;
 
   int socketCount() const { return static_cast<int>(streams_.size()); }

@@ -1,0 +1,143 @@
+#include "tp_inference/run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace tp {
+
+namespace rt = cohort::runtime;
+using cohort::Communicator;
+using cohort::ReduceOp;
+using cohort::Status;
+
+namespace {
+
+// What rank 0 keeps of a generation for the check.
+struct Generation {
+  std::vector<std::int32_t> tokens;  // [batch x tokens]
+  std::vector<float> logits;         // [tokens x batch x vocab]
+};
+
+// Combines host values over the ranks through a small device buffer.
+Status reduceValues(Communicator* comm, std::vector<double>* values, ReduceOp op) {
+  void* dev = nullptr;
+  const std::size_t bytes = values->size() * sizeof(double);
+  TP_TRY(rt::deviceMalloc(&dev, bytes));
+  Status s = rt::memcpy(dev, bytes, values->data(), bytes, rt::MemcpyKind::kHostToDevice);
+  if (s.ok())
+    s = comm->allReduce(dev, dev, values->size(), cohort::DataType::kFloat64, op, nullptr);
+  if (s.ok()) s = rt::streamSynchronize(nullptr);
+  if (s.ok()) s = rt::memcpy(values->data(), bytes, dev, bytes, rt::MemcpyKind::kDeviceToHost);
+  (void)rt::deviceFree(dev);
+  return s;
+}
+
+Status barrier(Communicator* comm) {
+  TP_TRY(comm->barrier(nullptr));
+  return rt::streamSynchronize(nullptr);
+}
+
+Status timedGenerate(TpEngine& engine, int tokens, bool overlap, const std::string& label,
+                     bool progress, double* seconds) {
+  const double begin = nowSeconds();
+  TP_TRY(engine.enqueueGenerate(tokens, overlap));
+  TP_TRY(engine.wait(label, progress));
+  *seconds = nowSeconds() - begin;
+  return Status::Ok();
+}
+
+// Pages in the buffers, starts OpenBLAS and the connections before timing.
+Status warmUp(TpEngine& engine, const Options& o) {
+  TP_TRY(engine.enqueueGenerate(std::min(2, o.tokens), true));
+  return engine.wait("", false);
+}
+
+Status measure(Communicator* comm, TpEngine& engine, const Options& o, bool overlap,
+               PhaseResult* out, Generation* gen) {
+  TP_TRY(barrier(comm));  // every rank starts the clock together
+  const std::string label = fmt::format("tp={} {}", comm->size(), overlap ? "overlap" : "serial");
+  double seconds = 0;
+  TP_TRY(timedGenerate(engine, o.tokens, overlap, label, comm->rank() == 0, &seconds));
+  const OverlapStats stats = engine.overlap();
+  std::vector<double> slowest{seconds};
+  TP_TRY(reduceValues(comm, &slowest, ReduceOp::kMax));
+  std::vector<double> sums{stats.commSeconds, stats.hiddenSeconds};
+  TP_TRY(reduceValues(comm, &sums, ReduceOp::kSum));
+  out->seconds = slowest[0];
+  out->commSeconds = sums[0] / comm->size();
+  out->hiddenSeconds = sums[1] / comm->size();
+  return comm->rank() == 0 ? engine.fetch(&gen->tokens, &gen->logits) : Status::Ok();
+}
+
+// The same model, whole, on this rank's device, without any communication.
+Status runReference(const Options& o, PhaseResult* out, Generation* gen) {
+  ShardWeights weights;
+  TP_TRY(weights.load(o.model, 1, 0));
+  std::unique_ptr<TpEngine> engine;
+  TP_TRY(TpEngine::create(o.model, o.shape, &weights, nullptr, true, &engine));
+  TP_TRY(warmUp(*engine, o));
+  TP_TRY(timedGenerate(*engine, o.tokens, true, "single device", true, &out->seconds));
+  return engine->fetch(&gen->tokens, &gen->logits);
+}
+
+// Tokens must be identical; each logits row within the tolerance of the
+// reference, relative to the row's largest magnitude.
+void compare(const Generation& got, const Generation& ref, int vocab, Summary* s) {
+  for (std::size_t i = 0; i < ref.tokens.size(); ++i) {
+    const bool same = i < got.tokens.size() && got.tokens[i] == ref.tokens[i];
+    ++s->tokensCompared;
+    s->tokensEqual += same;
+    if (!same && s->firstMismatch < 0) s->firstMismatch = static_cast<int>(i);
+  }
+  const std::size_t rows = ref.logits.size() / vocab;
+  for (std::size_t r = 0; r < rows && got.logits.size() == ref.logits.size(); ++r) {
+    double diff = 0, scale = 0;
+    for (std::size_t i = r * vocab; i < (r + 1) * vocab; ++i) {
+      diff = std::max(diff, static_cast<double>(std::fabs(got.logits[i] - ref.logits[i])));
+      scale = std::max(scale, static_cast<double>(std::fabs(ref.logits[i])));
+    }
+    s->maxLogitError = std::max(s->maxLogitError, scale > 0 ? diff / scale : diff);
+  }
+  if (got.logits.size() != ref.logits.size()) s->maxLogitError = INFINITY;
+}
+
+}  // namespace
+
+Status checkOptions(const Options& o) {
+  TP_TRY(checkConfig(o.model, o.tp));
+  if (o.shape.microbatches > o.shape.batch) {
+    return Status(cohort::ErrorCode::kInvalidArgument,
+                  fmt::format("--microbatches {} exceeds --batch {}: every micro-batch needs a "
+                              "prompt",
+                              o.shape.microbatches, o.shape.batch));
+  }
+  return Status::Ok();
+}
+
+Status runRank(Communicator* comm, const Options& o, Summary* out) {
+  const bool root = comm->rank() == 0;
+  ShardWeights weights;
+  TP_TRY(weights.load(o.model, comm->size(), comm->rank()));
+  std::unique_ptr<TpEngine> engine;
+  TP_TRY(TpEngine::create(o.model, o.shape, &weights, comm, root, &engine));
+  TP_TRY(warmUp(*engine, o));
+  Generation serial, overlapped;
+  TP_TRY(measure(comm, *engine, o, false, &out->serial, &serial));
+  TP_TRY(measure(comm, *engine, o, true, &out->overlap, &overlapped));
+  std::vector<double> passed{1.0};
+  if (root) {
+    Generation reference;
+    TP_TRY(runReference(o, &out->reference, &reference));
+    compare(serial, reference, o.model.vocab, out);
+    compare(overlapped, reference, o.model.vocab, out);
+    passed[0] = out->tokensEqual == out->tokensCompared && out->maxLogitError <= o.tolerance;
+  }
+  TP_TRY(reduceValues(comm, &passed, ReduceOp::kMin));  // every rank learns the verdict
+  out->passed = passed[0] == 1.0;
+  return Status::Ok();
+}
+
+}  // namespace tp

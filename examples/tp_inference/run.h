@@ -1,0 +1,50 @@
+// What every rank of the example does: load its shard, generate with and
+// without overlap, and (rank 0) check against a single-device run.
+#pragma once
+
+#include <cohort/communicator.h>
+
+#include "tp_inference/engine.h"
+#include "tp_inference/model.h"
+
+namespace tp {
+
+/// The example's options. A plain value.
+struct Options {
+  ModelConfig model;
+  RunShape shape;
+  int tp = 4;
+  int tokens = 32;          ///< new tokens per sequence
+  bool job = false;         ///< one process per rank (cohortrun, mpirun) instead of threads
+  double tolerance = 1e-4;  ///< logits: max relative error against the single device
+};
+
+/// One measured generation, combined over the ranks: the slowest rank's wall
+/// time, and the average rank's communication and hidden communication time.
+struct PhaseResult {
+  double seconds = 0;
+  double commSeconds = 0;
+  double hiddenSeconds = 0;
+  double overlapShare() const { return commSeconds > 0 ? hiddenSeconds / commSeconds : 0.0; }
+};
+
+/// Rank 0's view of the whole run; the other ranks fill `passed` only.
+struct Summary {
+  PhaseResult serial;     ///< tensor parallel, compute waits for each collective
+  PhaseResult overlap;    ///< tensor parallel, micro-batches overlap
+  PhaseResult reference;  ///< one device, no communication
+  int tokensCompared = 0;
+  int tokensEqual = 0;
+  int firstMismatch = -1;    ///< index in [batch x tokens], -1 = none
+  double maxLogitError = 0;  ///< max |tp - reference| / max |reference| over each logits row
+  bool passed = false;
+};
+
+/// The model for options.tp ranks and the batch split; kInvalidArgument naming values.
+cohort::Status checkOptions(const Options& options);
+
+/// Every rank of `comm` calls it, from its own thread or process, with its
+/// device current. Returns the first error; `passed` is the same on every rank.
+cohort::Status runRank(cohort::Communicator* comm, const Options& options, Summary* out);
+
+}  // namespace tp

@@ -1,0 +1,144 @@
+/*
+ * Cohort's HCCL-compatible C API: communicator management.
+ *
+ * A communicator is made on every rank by one of the HcclCommInit* calls, on the
+ * device the calling thread set with aclrtSetDevice, and released with
+ * HcclCommDestroy. A handle used after HcclCommDestroy is refused (HCCL_E_PARA),
+ * never dereferenced. Calls on one communicator must come from one thread at a
+ * time; HcclCommDestroy while another thread is inside a call on the same
+ * communicator returns HCCL_E_AGAIN.
+ *
+ * Errors: null pointers give HCCL_E_PTR, invalid values HCCL_E_PARA with an
+ * "EI0003 ... Failed to verify parameters of operator ..." message in the log
+ * (and in Cohort's lastError()); HcclGetErrorString names every result.
+ */
+#ifndef COHORT_HCCL_HCCL_COMM_H_
+#define COHORT_HCCL_HCCL_COMM_H_
+
+#include "acl/acl.h"
+#include "hccl/hccl_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define HCCL_FUNC_VISIBILITY __attribute__((visibility("default")))
+#else
+#define HCCL_FUNC_VISIBILITY
+#endif
+
+/* Joins the communicator described by a rank table (HCCL's JSON "1.0"/"1.2" or a
+ * Cohort YAML cluster file; path at most 4095 bytes) as rank `rank`, which must
+ * be a rank_id of the table whose device_id is the physical id of the device the
+ * calling thread set. Every rank of the table calls it.
+ *
+ * Rendezvous: the table's rank 0 serves the job's store at its host_ip (else its
+ * device_ip), on its host_port when the table gives one, else on
+ * HCCL_IF_BASE_PORT (60000); the n-th communicator a process makes from one
+ * table (n = 0, 1, ... 31) uses that port + n, so every rank must make the same
+ * communicators in the same order. The job token is COHORT_JOB_TOKEN when set,
+ * else a hash of the table. */
+HCCL_FUNC_VISIBILITY HcclResult HcclCommInitClusterInfo(const char* clusterInfo, uint32_t rank,
+                                                        HcclComm* comm);
+HCCL_FUNC_VISIBILITY HcclResult HcclCommInitClusterInfoConfig(const char* clusterInfo,
+                                                              uint32_t rank, HcclCommConfig* config,
+                                                              HcclComm* comm);
+
+/* A sub-communicator of the global communicator *comm: the ranks rankIds[0..rankNum)
+ * (ascending; the index of a rank is its rank in the sub-communicator, which must
+ * equal subCommRankId). Only the listed ranks take part, each with the same list;
+ * a rank that joins none may call it with rankIds = NULL and subCommId =
+ * 0xFFFFFFFF and gets *subComm = NULL. config may be NULL. */
+HCCL_FUNC_VISIBILITY HcclResult HcclCreateSubCommConfig(HcclComm* comm, uint32_t rankNum,
+                                                        uint32_t* rankIds, uint64_t subCommId,
+                                                        uint32_t subCommRankId,
+                                                        HcclCommConfig* config, HcclComm* subComm);
+
+/* On one rank (the root): a fresh root info, whose store this process serves
+ * until it exits (on HCCL_IF_IP / HCCL_SOCKET_IFNAME's interface). */
+HCCL_FUNC_VISIBILITY HcclResult HcclGetRootInfo(HcclRootInfo* rootInfo);
+/* On every rank, with the same nRanks and root info: joins as `rank`. A root
+ * info makes one communicator: using it again on the same rank is refused. */
+HCCL_FUNC_VISIBILITY HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo* rootInfo,
+                                                     uint32_t rank, HcclComm* comm);
+HCCL_FUNC_VISIBILITY HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks,
+                                                           const HcclRootInfo* rootInfo,
+                                                           uint32_t rank,
+                                                           const HcclCommConfig* config,
+                                                           HcclComm* comm);
+
+/* ndev communicators of this process, comms[i] being rank i on devices[i]
+ * (distinct logical device ids). */
+HCCL_FUNC_VISIBILITY HcclResult HcclCommInitAll(uint32_t ndev, int32_t* devices, HcclComm* comms);
+
+/* Waits for the communicator's pending operations, then releases it. */
+HCCL_FUNC_VISIBILITY HcclResult HcclCommDestroy(HcclComm comm);
+
+/* The name (hcclCommName of its config, else one Cohort made); commName must hold
+ * COMM_NAME_MAX_LENGTH bytes. */
+HCCL_FUNC_VISIBILITY HcclResult HcclGetCommName(HcclComm comm, char* commName);
+HCCL_FUNC_VISIBILITY HcclResult HcclGetRankSize(HcclComm comm, uint32_t* rankSize);
+HCCL_FUNC_VISIBILITY HcclResult HcclGetRankId(HcclComm comm, uint32_t* rank);
+
+/* Every rank's stream waits until every rank issued the barrier. */
+HCCL_FUNC_VISIBILITY HcclResult HcclBarrier(HcclComm comm, aclrtStream stream);
+
+/* *asyncError = the first asynchronous failure of the communicator's operations
+ * (HCCL_SUCCESS if none; HCCL_E_REMOTE when a peer failed). */
+HCCL_FUNC_VISIBILITY HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult* asyncError);
+
+/* "no error", "parameter error", ...; "unknown error" for other values. */
+HCCL_FUNC_VISIBILITY const char* HcclGetErrorString(HcclResult code);
+
+/* Between HcclGroupStart and HcclGroupEnd, the calling thread's operations are
+ * collected and launched together at HcclGroupEnd (sends and receives progress
+ * jointly, so their order cannot deadlock). Groups nest. */
+HCCL_FUNC_VISIBILITY HcclResult HcclGroupStart(void);
+HCCL_FUNC_VISIBILITY HcclResult HcclGroupEnd(void);
+
+/* Sets the header (size, magic word, version) and every field to "not set". */
+#ifdef __cplusplus
+inline
+#else
+static inline
+#endif
+    void
+    HcclCommConfigInit(HcclCommConfig* config) {
+  typedef struct {
+    size_t size;
+    uint32_t magicWord;
+    uint32_t version;
+    uint64_t reserved;
+  } HcclCommConfigHeader;
+  HcclCommConfigHeader* header;
+  if (config == NULL) return;
+  header = (HcclCommConfigHeader*)(void*)config;
+  header->size = sizeof(HcclCommConfig);
+  header->magicWord = HCCL_COMM_CONFIG_MAGIC_WORD;
+  header->version = HCCL_COMM_CONFIG_VERSION;
+  header->reserved = 0;
+  config->hcclBufferSize = HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET;
+  config->hcclDeterministic = HCCL_COMM_DETERMINISTIC_CONFIG_NOT_SET;
+  config->hcclCommName[0] = '\0';
+  config->hcclUdi[0] = '\0';
+  config->hcclOpExpansionMode = HCCL_COMM_DEFAULT_OP_EXPANSION_MODE;
+  config->hcclRdmaTrafficClass = HCCL_COMM_TRAFFIC_CLASS_CONFIG_NOT_SET;
+  config->hcclRdmaServiceLevel = HCCL_COMM_SERVICE_LEVEL_CONFIG_NOT_SET;
+  config->hcclWorldRankID = 0;
+  config->hcclJobID = 0;
+  config->aclGraphZeroCopyEnable = 0;
+  config->hcclExecTimeOut = HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET;
+  config->hcclAlgo[0] = '\0';
+  config->hcclRetryEnable[0] = '\0';
+  config->hcclRetryParams[0] = '\0';
+  config->hcclBufferName[0] = '\0';
+  config->hcclQos = HCCL_COMM_QOS_CONFIG_NOT_SET;
+  config->hcclSymWinMaxMemSizePerRank = 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COHORT_HCCL_HCCL_COMM_H_ */

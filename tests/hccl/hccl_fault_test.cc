@@ -1,0 +1,96 @@
+// Failures that need short timeouts and small devices (set for this binary):
+// link setup and execution timeouts (HCCL_E_TIMEOUT), device memory exhausted
+// during an operation (HCCL_E_OOM), and an aborted communicator (HCCL_E_INTERNAL).
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "hccl/comm_registry.h"
+#include "hccl_test_util.h"
+
+namespace {
+
+using hccl_test::DeviceBuffer;
+using hccl_test::freePort;
+using hccl_test::rankTableJson;
+using hccl_test::runRanks;
+using hccl_test::writeTempFile;
+
+[[maybe_unused]] auto* const gAcl =
+    ::testing::AddGlobalTestEnvironment(new hccl_test::AclEnvironment());
+
+TEST(HcclFault, ARankThatNeverComesIsALinkSetupTimeout) {
+  HcclRootInfo root;
+  ASSERT_HCCL_OK(HcclGetRootInfo(&root));
+  ASSERT_ACL_OK(aclrtSetDevice(0));
+  HcclComm comm = nullptr;
+  EXPECT_HCCL(HcclCommInitRootInfo(2, &root, 0, &comm), HCCL_E_TIMEOUT, "rank 0 of 2");
+  // Rank 1 of a table whose rank 0 never serves the store.
+  const std::string table = writeTempFile("lonely.json", rankTableJson(2, freePort()));
+  ASSERT_ACL_OK(aclrtSetDevice(1));
+  EXPECT_HCCL(HcclCommInitClusterInfo(table.c_str(), 1, &comm), HCCL_E_TIMEOUT,
+              "could not connect");
+}
+
+// Rank 0 allreduces alone: after COHORT_EXEC_TIMEOUT the operation fails, the
+// communicator reports HCCL_E_TIMEOUT, and later calls are refused with it.
+TEST(HcclFault, AnUnmatchedOperationIsAnExecutionTimeout) {
+  HcclComm comms[2] = {};
+  int32_t devices[2] = {0, 1};
+  ASSERT_HCCL_OK(HcclCommInitAll(2, devices, comms));
+  runRanks(1, [&](int) {
+    aclrtStream s = nullptr;
+    ASSERT_ACL_OK(aclrtCreateStream(&s));
+    DeviceBuffer buf(64);
+    ASSERT_HCCL_OK(
+        HcclAllReduce(buf.get(), buf.get(), 16, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comms[0], s));
+    EXPECT_NE(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    HcclResult async = HCCL_SUCCESS;
+    ASSERT_HCCL_OK(HcclGetCommAsyncError(comms[0], &async));
+    EXPECT_EQ(async, HCCL_E_TIMEOUT);
+    EXPECT_HCCL(
+        HcclAllReduce(buf.get(), buf.get(), 16, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comms[0], s),
+        HCCL_E_TIMEOUT, "the communicator failed earlier");
+    (void)aclrtDestroyStream(s);
+  });
+  for (HcclComm c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+}
+
+// Host buffers larger than the (8 MiB) devices: the operation needs device
+// scratch space it cannot get.
+TEST(HcclFault, DeviceMemoryExhaustedDuringAnOperationIsOutOfMemory) {
+  HcclComm comms[2] = {};
+  int32_t devices[2] = {0, 1};
+  ASSERT_HCCL_OK(HcclCommInitAll(2, devices, comms));
+  const std::size_t count = (16u << 20) / 4;
+  runRanks(2, [&](int r) {
+    aclrtStream s = nullptr;
+    ASSERT_ACL_OK(aclrtCreateStream(&s));
+    std::vector<float> host(count, 1.0f);
+    ASSERT_HCCL_OK(HcclAllReduce(host.data(), host.data(), count, HCCL_DATA_TYPE_FP32,
+                                 HCCL_REDUCE_SUM, comms[r], s));
+    EXPECT_NE(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    HcclResult async = HCCL_SUCCESS;
+    ASSERT_HCCL_OK(HcclGetCommAsyncError(comms[r], &async));
+    EXPECT_EQ(async, HCCL_E_OOM) << "rank " << r;
+    (void)aclrtDestroyStream(s);
+  });
+  for (HcclComm c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+}
+
+// C++ code holding the same communicator aborts it: HCCL has no "aborted"
+// number, so the C API reports an internal error naming the abort.
+TEST(HcclFault, AnAbortedCommunicatorIsAnInternalError) {
+  HcclComm comm[1] = {};
+  int32_t device = 0;
+  ASSERT_HCCL_OK(HcclCommInitAll(1, &device, comm));
+  cohort::hccl::CommRegistry::get().find(comm[0])->comm->abort();
+  ASSERT_ACL_OK(aclrtSetDevice(0));
+  aclrtStream s = nullptr;
+  ASSERT_ACL_OK(aclrtCreateStream(&s));
+  EXPECT_HCCL(HcclBarrier(comm[0], s), HCCL_E_INTERNAL, "aborted");
+  EXPECT_EQ(HcclCommDestroy(comm[0]), HCCL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+}
+
+}  // namespace

@@ -1,0 +1,170 @@
+// The link check with ranks as threads of this process over a MemoryStore
+// (tcp over 127.0.0.1: the test runs with COHORT_IF_IP=127.0.0.1). Each rank
+// claims a host id, so "nodes" are chosen per test: same host id -> shm.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "test_util.h"
+#include "tools/linkcheck/link_check.h"
+#include "transport/store.h"
+
+namespace cohort::linkcheck {
+namespace {
+
+using transport::MemoryStore;
+
+CheckMember member(int rank, int size, const std::string& hostId) {
+  CheckMember m;
+  m.rank = rank;
+  m.size = size;
+  m.token = transport::JobToken::fromText("linkcheck-test");
+  m.self.rank = rank;
+  m.self.hostId = hostId;
+  m.self.hostname = "host-" + hostId;
+  m.self.pid = static_cast<std::int32_t>(::getpid());
+  m.self.address = "127.0.0.1";
+  const auto local = transport::Handshake::local(transport::ChannelKind::kLinkCheck, m.token);
+  m.self.libraryVersion = local.libraryVersion;
+  m.self.protocolVersion = local.protocolVersion;
+  return m;
+}
+
+struct Run {
+  std::vector<CheckReport> reports;
+  std::vector<Status> statuses;
+  double seconds = 0;
+};
+
+// Runs the check on the given members, one thread each, over one store.
+Run runThreads(const std::vector<CheckMember>& members, const CheckOptions& options) {
+  auto store = std::make_shared<MemoryStore>();
+  Run run;
+  run.reports.resize(members.size());
+  run.statuses.resize(members.size());
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    threads.emplace_back([&, i] {
+      run.statuses[i] = runLinkCheck(options, store, members[i], &run.reports[i]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return run;
+}
+
+CheckOptions quick() {
+  CheckOptions o;
+  o.timeoutS = 9;
+  o.linkTimeoutS = 3;
+  o.bandwidthBytes = 1 << 20;
+  o.pings = 3;
+  return o;
+}
+
+TEST(RoundRobin, EveryPairMeetsExactlyOnce) {
+  for (int n = 1; n <= 9; ++n) {
+    std::set<std::pair<int, int>> met;
+    for (int round = 0; round < roundCount(n); ++round) {
+      for (int r = 0; r < n; ++r) {
+        const int p = roundPeer(r, round, n);
+        if (p < 0) continue;
+        ASSERT_NE(p, r) << "n " << n << " round " << round;
+        ASSERT_EQ(roundPeer(p, round, n), r) << "n " << n << " round " << round << " rank " << r;
+        if (r < p) EXPECT_TRUE(met.insert({r, p}).second) << r << "-" << p << " met twice";
+      }
+    }
+    EXPECT_EQ(met.size(), static_cast<std::size_t>(n * (n - 1) / 2)) << "n " << n;
+  }
+}
+
+TEST(LinkCheckThreads, ThreeRanksOnTwoNodesAllLinksOk) {
+  const Run run = runThreads({member(0, 3, "node-a"), member(1, 3, "node-a"),
+                              member(2, 3, "node-b")}, quick());
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_OK(run.statuses[static_cast<std::size_t>(r)]);
+    const CheckReport& rep = run.reports[static_cast<std::size_t>(r)];
+    EXPECT_TRUE(rep.allGood()) << "rank " << r << " problems " << rep.problems.size();
+    ASSERT_EQ(rep.links.size(), 3u);
+    ASSERT_NE(rep.find(0, 1), nullptr);
+    EXPECT_EQ(rep.find(0, 1)->transport, "shm");  // same host id
+    EXPECT_EQ(rep.find(0, 2)->transport, "tcp");
+    EXPECT_EQ(rep.find(2, 1)->transport, "tcp");
+    for (const LinkVerdict& l : rep.links) {
+      EXPECT_EQ(l.status, LinkStatus::kOk) << l.a << "-" << l.b << ": " << l.detail;
+      EXPECT_GT(l.rttUs, 0) << l.a << "-" << l.b;
+      EXPECT_GT(l.gbps, 0) << l.a << "-" << l.b;
+    }
+  }
+  // Every rank received rank 0's verdict, not a view of its own.
+  EXPECT_EQ(run.reports[2].toJson(), run.reports[0].toJson());
+}
+
+TEST(LinkCheckThreads, MissingRankMakesExactlyItsLinksBad) {
+  CheckOptions o = quick();
+  const Run run = runThreads({member(0, 3, "a"), member(1, 3, "b")}, o);
+  ASSERT_OK(run.statuses[0]);
+  ASSERT_OK(run.statuses[1]);
+  EXPECT_LT(run.seconds, o.timeoutS + 1);
+  const CheckReport& rep = run.reports[0];
+  EXPECT_FALSE(rep.allGood());
+  EXPECT_EQ(rep.badLinks(), 2);
+  EXPECT_EQ(rep.find(0, 1)->status, LinkStatus::kOk);
+  for (int r : {0, 1}) {
+    const LinkVerdict* l = rep.find(r, 2);
+    EXPECT_EQ(l->status, LinkStatus::kBad);
+    EXPECT_EQ(l->cause, "rank 2 did not join within 3 s");
+    EXPECT_NE(l->detail.find("never sent 'peer-info'"), std::string::npos) << l->detail;
+  }
+  ASSERT_EQ(rep.problems.size(), 1u);
+  EXPECT_NE(rep.problems[0].find("rank 2 (address unknown) sent no results"), std::string::npos);
+  EXPECT_EQ(run.reports[1].toJson(), rep.toJson());
+}
+
+TEST(LinkCheckThreads, SlowLinksAreFlaggedWithTheFloor) {
+  CheckOptions o = quick();
+  o.minGbps = 1e6;
+  const Run run = runThreads({member(0, 2, "a"), member(1, 2, "b")}, o);
+  ASSERT_OK(run.statuses[0]);
+  const LinkVerdict* l = run.reports[0].find(0, 1);
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->status, LinkStatus::kSlow);
+  EXPECT_NE(l->cause.find("GB/s < 1000000.0"), std::string::npos) << l->cause;
+  EXPECT_EQ(l->cause.rfind("bandwidth ", 0), 0u) << l->cause;
+}
+
+TEST(LinkCheckThreads, VersionMismatchIsTheCauseOnBothEnds) {
+  std::vector<CheckMember> members = {member(0, 2, "a"), member(1, 2, "b")};
+  members[1].self.libraryVersion = 90909;  // 9.9.9
+  const Run run = runThreads(members, quick());
+  ASSERT_OK(run.statuses[0]);
+  const LinkVerdict* l = run.reports[0].find(0, 1);
+  EXPECT_EQ(l->status, LinkStatus::kBad);
+  EXPECT_NE(l->cause.find("rank 1 runs Cohort 9.9.9"), std::string::npos) << l->cause;
+}
+
+TEST(LinkCheckThreads, SingleRankHasNoLinks) {
+  const Run run = runThreads({member(0, 1, "a")}, quick());
+  ASSERT_OK(run.statuses[0]);
+  EXPECT_TRUE(run.reports[0].allGood());
+  EXPECT_TRUE(run.reports[0].links.empty());
+}
+
+TEST(LinkCheckThreads, WithoutTheVerdictARankKnowsOnlyItsOwnLinks) {
+  // Rank 0 never runs: rank 1 sees it missing and receives no verdict.
+  CheckOptions o = quick();
+  o.timeoutS = 3;
+  const Run run = runThreads({member(1, 2, "b")}, o);
+  ASSERT_OK(run.statuses[0]);
+  const CheckReport& rep = run.reports[0];
+  EXPECT_EQ(rep.find(0, 1)->cause, "rank 0 did not join within 1 s");
+  ASSERT_EQ(rep.problems.size(), 1u);
+  EXPECT_NE(rep.problems[0].find("rank 0 sent no verdict"), std::string::npos) << rep.problems[0];
+}
+
+}  // namespace
+}  // namespace cohort::linkcheck

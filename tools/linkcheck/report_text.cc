@@ -1,0 +1,108 @@
+#include "tools/linkcheck/report_text.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <functional>
+
+namespace cohort::linkcheck {
+
+namespace {
+
+constexpr int kCell = 8;
+
+std::string upper(const char* s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string statusCell(const LinkVerdict& v) {
+  return v.status == LinkStatus::kOk ? v.transport : upper(statusName(v.status));
+}
+
+// One N×N matrix; cell(v) gives the text of a link.
+std::string matrix(const CheckReport& r, const std::string& title,
+                   const std::function<std::string(const LinkVerdict&)>& cell) {
+  std::string out = fmt::format("{:<{}}", title, kCell);
+  for (int b = 0; b < r.size; ++b) out += fmt::format("{:>{}}", b, kCell);
+  out += "\n";
+  for (int a = 0; a < r.size; ++a) {
+    out += fmt::format("{:>{}}", a, kCell);
+    for (int b = 0; b < r.size; ++b) {
+      const LinkVerdict* v = r.find(a, b);
+      out += fmt::format("{:>{}}", a == b || v == nullptr ? "-" : cell(*v), kCell);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string ends(const CheckReport& r, const LinkVerdict& v) {
+  return fmt::format("rank {} ({}) <-> rank {} ({})", v.a, r.addressOf(v.a), v.b, r.addressOf(v.b));
+}
+
+std::string figures(const CheckReport& r, const LinkVerdict& v) {
+  std::string out = fmt::format("{}, {:.1f} us", v.transport, v.rttUs);
+  if (r.bandwidthBytes > 0) out += fmt::format(", {:.2f} GB/s", v.gbps);
+  return out;
+}
+
+bool measured(const LinkVerdict& v) {
+  return v.status == LinkStatus::kOk || v.status == LinkStatus::kSlow;
+}
+
+std::string header(const CheckReport& r) {
+  std::string out = fmt::format(
+      "cohort-linkcheck: {} ranks, {} links; {} pings, bandwidth probe {}, min {:.2f} GB/s, "
+      "timeout {:g} s (each link {:g} s)\n",
+      r.size, r.links.size(), r.pings,
+      r.bandwidthBytes > 0 ? fmt::format("{} bytes", r.bandwidthBytes) : std::string("off"),
+      r.minGbps, r.timeoutS, r.linkTimeoutS);
+  for (const RankEntry& e : r.ranks) {
+    out += fmt::format("  rank {:<4} {:<40} {}\n", e.rank, r.addressOf(e.rank),
+                       e.reported ? e.hostname : std::string("(no results)"));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string formatReport(const CheckReport& r) {
+  std::string out = header(r);
+  out += "\n" + matrix(r, "status", statusCell);
+  out += "\n" + matrix(r, "rtt us", [](const LinkVerdict& v) {
+           return measured(v) ? fmt::format("{:.1f}", v.rttUs) : std::string("-");
+         });
+  if (r.bandwidthBytes > 0) {
+    out += "\n" + matrix(r, "GB/s", [](const LinkVerdict& v) {
+             return measured(v) ? fmt::format("{:.2f}", v.gbps) : std::string("-");
+           });
+  }
+  out += "\nlinks:\n";
+  for (const LinkVerdict& v : r.links) {
+    if (v.status == LinkStatus::kOk) {
+      out += fmt::format("  ok   {}: {}\n", ends(r, v), figures(r, v));
+      continue;
+    }
+    out += fmt::format("  {:<4} {}: {}\n", upper(statusName(v.status)), ends(r, v), v.cause);
+    if (!v.detail.empty() && v.detail != v.cause)
+      out += fmt::format("         detail: {}\n", v.detail);
+  }
+  for (const std::string& p : r.problems) out += "  PROBLEM " + p + "\n";
+  if (r.allGood()) return out + fmt::format("result: all {} links ok\n", r.links.size());
+  return out + fmt::format("result: {} of {} links bad{}\n", r.badLinks(), r.links.size(),
+                           r.problems.empty() ? "" : ", check incomplete");
+}
+
+std::vector<std::string> badLinkLines(const CheckReport& r, int onlyRank) {
+  std::vector<std::string> lines;
+  for (const LinkVerdict& v : r.links) {
+    if (v.status == LinkStatus::kOk) continue;
+    if (onlyRank >= 0 && v.a != onlyRank && v.b != onlyRank) continue;
+    lines.push_back(fmt::format("{} {}: {}", upper(statusName(v.status)), ends(r, v), v.cause));
+  }
+  return lines;
+}
+
+}  // namespace cohort::linkcheck
