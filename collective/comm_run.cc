@@ -10,6 +10,7 @@
 #include "collective/executor.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "runtime/node_registry.h"
 
 namespace cohort {
 
@@ -195,6 +196,7 @@ Status Communicator::Impl::runOp(const OpDesc& op) {
     if (bytes > 0 && op.coll != Coll::kBroadcast && op.coll != Coll::kBarrier && src != dst) {
       std::memmove(dst, src, bytes);
     }
+    runtime::registryNoteOp(this, prefix, rank, size, device, op.seq, collName(op.coll));
     return Status::Ok();
   }
   Algo algo = Algo::kAuto;
@@ -207,6 +209,7 @@ Status Communicator::Impl::runOp(const OpDesc& op) {
                                            : runSchedule(op, algo, deadline);
   COHORT_LOG(kInfo, "collective", "{} end: {}", op.describe(), s.toString());
   if (!s.ok()) return makeError(s.code(), "rank {}: {}", rank, s.message());
+  runtime::registryNoteOp(this, prefix, rank, size, device, op.seq, collName(op.coll));
   return s;
 }
 

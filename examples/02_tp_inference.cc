@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <atomic>
+#include <cstdio>
 #include <thread>
 
 #include "tp_inference/run.h"
@@ -91,7 +91,9 @@ void printSummary(const tp::Options& o, const tp::Summary& s, const std::string&
       "check against the single device: {}/{} tokens identical{}, max logit error "
       "{:.2e} (limit {:.0e}): {}\n",
       s.tokensEqual, s.tokensCompared,
-      s.firstMismatch < 0 ? "" : fmt::format(" (first difference at {})", s.firstMismatch),
+      s.firstMismatch < 0 ? ""
+                          : fmt::format(" (first difference: sequence {}, new token {})",
+                                        s.firstMismatch / o.tokens, s.firstMismatch % o.tokens),
       s.maxLogitError, o.tolerance, s.passed ? "PASSED" : "FAILED");
 }
 
@@ -129,9 +131,11 @@ int runThreads(const tp::Options& o) {
     });
   }
   for (auto& t : threads) t.join();
+  int failed = 0;  // every failed rank: the first one may only report the abort
   for (std::size_t i = 0; i < devices.size(); ++i) {
-    if (!results[i].ok()) return fail(fmt::format("rank {}", i), results[i]);
+    if (!results[i].ok()) failed += fail(fmt::format("rank {}", i), results[i]);
   }
+  if (failed > 0) return 1;
   comms.clear();
   printSummary(o, summaries[0],
                fmt::format("one process driving {} devices with {} threads", o.tp, o.tp));
@@ -158,6 +162,12 @@ int runJob(tp::Options o, bool tpGiven) {
   }
   if (comm->rank() == 0) {
     printSummary(o, summary, fmt::format("a job of {} processes, one rank each", o.tp));
+    std::fflush(stdout);
+  }
+  // Rank 0 has printed before any rank exits (a launcher stops the others as soon
+  // as one rank exits non-zero).
+  if (!(s = comm->barrier(nullptr)).ok() || !(s = rt::streamSynchronize(nullptr)).ok()) {
+    return fail("final barrier", s);
   }
   return summary.passed ? 0 : 1;
 }

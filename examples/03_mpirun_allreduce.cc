@@ -18,6 +18,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string_view>
 #include <vector>
@@ -213,7 +214,11 @@ Status train(Communicator* comm, const Options& o, bool* ok) {
                *ok ? "training OK" : "training FAILED", first, previous, o.steps, comm->size(),
                o.buckets);
   }
-  return Status::Ok();
+  // Rank 0 has printed everything before any rank exits (a launcher stops the
+  // others as soon as one rank exits non-zero).
+  std::fflush(stdout);
+  TRY(comm->barrier(nullptr));
+  return rt::streamSynchronize(nullptr);
 }
 
 Status join(std::unique_ptr<Communicator>* comm, std::string* how) {

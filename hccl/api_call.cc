@@ -28,9 +28,9 @@ Outcome invalidParameter(const char* function, const std::string& value, const c
 }
 
 Outcome requireValidEnvironment() {
-  Status s = Config::global().status();
+  const Status s = Config::global().status();
   if (s.ok()) return s;
-  return Outcome(HCCL_E_PARA, std::move(s));
+  return Outcome(HCCL_E_PARA, makeError(s.code(), "EI0001: {}", s.message()));
 }
 
 HcclResult finish(const char* function, const Outcome& outcome) {

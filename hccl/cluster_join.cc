@@ -1,23 +1,24 @@
-// Why the port moves: Communicator::initRank keys its rendezvous by fixed names in
-// the store, so a store serves one communicator. A process that makes a second
-// communicator from the same table (after destroying the first, or a second one
-// beside it) meets a fresh store on the next port; HCCL likewise reserves 32
-// ports from HCCL_IF_BASE_PORT.
+// The table names no root info, so the ranks meet in a rendezvous store, where the
+// table's rank 0 publishes a fresh root info (Communicator::getUniqueId) and the
+// others read it. The store is the job's when a launcher provides one
+// (COHORT_ROOT_INFO: cohortrun, which also holds HCCL_IF_BASE_PORT itself), else
+// one that rank 0 serves at the table's address for the rest of the process. Keys
+// carry the table's token and a count of the communicators this rank made from
+// the table, so a process can make several in turn.
 #include "hccl/cluster_join.h"
 
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <vector>
 
 #include "cohort/ranktable.h"
 #include "cohort/runtime.h"
-#include "cohort/version.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -31,30 +32,33 @@ namespace {
 
 namespace rt = cohort::runtime;
 using ranktable::ClusterSpec;
-
-constexpr int kPortsPerTable = 32;
+using transport::Bytes;
+using transport::JobToken;
+using transport::Store;
 
 std::mutex gMu;
-std::map<std::string, int> gJoins;  // "token@addr:port#rank" -> communicators made so far
-std::vector<std::shared_ptr<transport::TcpStoreServer>> gServers;  // served until exit
+std::map<std::string, int> gJoins;  // "token#rank" -> communicators made so far
+std::map<std::string, std::shared_ptr<transport::TcpStoreServer>> gServers;  // by "addr:port"
+
+Deadline connectDeadline() {
+  return Deadline::after(std::chrono::seconds(Config::global().connectTimeoutS));
+}
+
+Outcome unreadable(const char* path, const std::string& reason) {
+  return Outcome(
+      HCCL_E_OPEN_FILE_FAILURE,
+      makeError(ErrorCode::kInvalidArgument,
+                "EI0004: Failed to parse the ranktable file {}. Reason: {}", path, reason));
+}
 
 Outcome loadTable(const char* path, ClusterSpec* spec) {
   if (!std::ifstream(path).good()) {
-    return Outcome(HCCL_E_OPEN_FILE_FAILURE,
-                   makeError(ErrorCode::kInvalidArgument,
-                             "EI0004: Failed to parse the ranktable file {}. Reason: the file "
-                             "cannot be opened ({})",
-                             path, std::strerror(errno)));
+    return unreadable(path, fmt::format("the file cannot be opened ({})", std::strerror(errno)));
   }
   ranktable::Diagnostics diagnostics;
   Status s = ranktable::loadClusterFile(path, ranktable::LoadOptions(), spec, &diagnostics);
   if (s.ok()) return s;
-  if (s.code() == ErrorCode::kInvalidArgument) {  // unreadable (a directory, say)
-    return Outcome(
-        HCCL_E_OPEN_FILE_FAILURE,
-        makeError(ErrorCode::kInvalidArgument,
-                  "EI0004: Failed to parse the ranktable file {}. Reason: {}", path, s.message()));
-  }
+  if (s.code() == ErrorCode::kInvalidArgument) return unreadable(path, s.message());  // a folder
   if (s.code() == ErrorCode::kParseError) {
     return Outcome(
         HCCL_E_PARA,
@@ -103,11 +107,13 @@ Outcome checkRankAndDevice(const char* function, const char* path, std::uint32_t
   return Status::Ok();
 }
 
-// Rank 0's address and the first port of the table's range.
-Outcome storeAddress(const char* path, const ClusterSpec& spec, std::string* host, int* port) {
+// The store rank 0 serves for the table: at its host_ip (else device_ip), on its
+// host_port (else HCCL_IF_BASE_PORT); started once per process.
+Outcome tableStore(const char* path, const ClusterSpec& spec, int rank, const JobToken& token,
+                   std::shared_ptr<Store>* store, std::string* where) {
   const ranktable::RankInfo& root = spec.ranks.front();
-  *host = !root.hostIp.empty() ? root.hostIp : root.deviceIp;
-  if (host->empty()) {
+  const std::string host = !root.hostIp.empty() ? root.hostIp : root.deviceIp;
+  if (host.empty()) {
     return Outcome(HCCL_E_PARA,
                    makeError(ErrorCode::kValidationError,
                              "EI0014: Value (missing) for ranktable variable host_ip of rank 0 "
@@ -115,30 +121,45 @@ Outcome storeAddress(const char* path, const ClusterSpec& spec, std::string* hos
                              "rendezvous store (host_ip, else device_ip) in {}.",
                              path));
   }
-  *port = root.hostPort > 0 ? root.hostPort : Config::global().ifBasePort;
-  return Status::Ok();
-}
-
-// The port of this rank's next communicator of the table.
-Outcome nextPort(const std::string& key, int basePort, int* port) {
-  std::lock_guard<std::mutex> lock(gMu);
-  int& made = gJoins[key];
-  if (made >= kPortsPerTable || basePort + made > 65535) {
-    return Outcome(HCCL_E_UNAVAIL,
-                   makeError(ErrorCode::kUnavailable,
-                             "this process already made {} communicators from this rank table "
-                             "(ports {}..{}); no port is left for another",
-                             made, basePort, basePort + made - 1));
+  const int port = root.hostPort > 0 ? root.hostPort : Config::global().ifBasePort;
+  *where = fmt::format("{}:{}", host, port);
+  if (rank == 0) {
+    std::lock_guard<std::mutex> lock(gMu);
+    auto& server = gServers[*where];
+    if (!server) {
+      Status s = transport::startMasterStore(host, port, token, &server);
+      if (!s.ok()) {
+        gServers.erase(*where);
+        return makeError(s.code(), "rank 0 of {}: {}", path, s.message());
+      }
+    }
   }
-  *port = basePort + made++;
-  return Status::Ok();
+  return transport::connectTcpStore(host, port, token, rank, connectDeadline(), store);
 }
 
-Status serveStore(const transport::RootInfo& info) {
-  std::shared_ptr<transport::TcpStoreServer> server;
-  COHORT_RETURN_IF_ERROR(transport::startMasterStore(info.host, info.port, info.token, &server));
-  std::lock_guard<std::mutex> lock(gMu);
-  gServers.push_back(std::move(server));
+// The launcher's store (COHORT_ROOT_INFO), when there is one.
+bool jobStore(int rank, std::shared_ptr<Store>* store, std::string* where, Status* status) {
+  transport::JobEnvironment job;
+  if (!transport::detectJobEnvironment(&job).ok() || !job.rootInfo) return false;
+  *where = fmt::format("{}:{} (the job's store)", job.rootInfo->host, job.rootInfo->port);
+  *status = transport::connectStore(*job.rootInfo, rank, connectDeadline(), store);
+  return true;
+}
+
+// Rank 0 publishes a fresh root info under `key`; the others wait for it.
+Status exchangeRootInfo(Store& store, const std::string& key, int rank, UniqueId* id) {
+  Bytes bytes;
+  if (rank == 0) {
+    COHORT_RETURN_IF_ERROR(Communicator::getUniqueId(id));
+    bytes.assign(id->bytes, id->bytes + sizeof(id->bytes));
+    return store.set(key, bytes);
+  }
+  COHORT_RETURN_IF_ERROR(store.get(key, &bytes, connectDeadline()));
+  if (bytes.size() != sizeof(id->bytes)) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "rendezvous key {} holds {} bytes, not a root info", key, bytes.size());
+  }
+  std::memcpy(id->bytes, bytes.data(), bytes.size());
   return Status::Ok();
 }
 
@@ -149,26 +170,30 @@ Outcome prepareClusterJoin(const char* function, const char* path, std::uint32_t
   ClusterSpec spec;
   HCCL_RETURN_IF_FAILED(loadTable(path, &spec));
   HCCL_RETURN_IF_FAILED(checkRankAndDevice(function, path, rank, spec));
-  transport::RootInfo info;
-  int basePort = 0;
-  HCCL_RETURN_IF_FAILED(storeAddress(path, spec, &info.host, &basePort));
   const std::string& tokenText = Config::global().jobToken;
-  info.token = transport::JobToken::fromText(
-      !tokenText.empty() ? tokenText : "ranktable:" + ranktable::toJson(spec));
-  info.protocolVersion = COHORT_PROTOCOL_VERSION;
-  int port = 0;
-  HCCL_RETURN_IF_FAILED(nextPort(
-      fmt::format("{}@{}:{}#{}", info.token.hex(), info.host, basePort, rank), basePort, &port));
-  info.port = static_cast<std::uint16_t>(port);
-  if (rank == 0) {
-    Status s = serveStore(info);
-    if (!s.ok()) return makeError(s.code(), "{}: rank 0 of {}: {}", function, path, s.message());
+  const JobToken token =
+      JobToken::fromText(!tokenText.empty() ? tokenText : "ranktable:" + ranktable::toJson(spec));
+  const int r = static_cast<int>(rank);
+  std::shared_ptr<Store> store;
+  Status joined;
+  if (!jobStore(r, &store, &out->store, &joined)) {
+    HCCL_RETURN_IF_FAILED(tableStore(path, spec, r, token, &store, &out->store));
   }
-  info.toBytes(out->id.bytes);
+  COHORT_RETURN_IF_ERROR(joined);
+  int made = 0;
+  {
+    std::lock_guard<std::mutex> lock(gMu);
+    made = gJoins[fmt::format("{}#{}", token.hex(), rank)]++;
+  }
+  const std::string key = fmt::format("hccl/ranktable/{}/{}", token.hex(), made);
+  Status s = exchangeRootInfo(*store, key, r, &out->id);
+  if (!s.ok()) {
+    return makeError(s.code(), "{}: rank {} of {}: rendezvous at {}: {}", function, rank, path,
+                     out->store, s.message());
+  }
   out->rankCount = spec.rankCount();
-  out->store = fmt::format("{}:{}", info.host, port);
-  COHORT_LOG(kInfo, "hccl", "{}: rank {} of {} ({}): store at {} ({})", function, rank,
-             spec.rankCount(), path, out->store, rank == 0 ? "served here" : "served by rank 0");
+  COHORT_LOG(kInfo, "hccl", "{}: rank {} of {} ({}): communicator {} of the table, met at {}",
+             function, rank, spec.rankCount(), path, made, out->store);
   return Status::Ok();
 }
 

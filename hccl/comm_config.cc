@@ -29,9 +29,11 @@ constexpr std::size_t kMinConfigSize = HCCL_FIELD_END(hcclCommName);
 Outcome checkUnsigned(const char* function, std::uint32_t value, std::uint32_t notSet,
                       std::uint32_t low, std::uint32_t high, const char* parameter) {
   if (value == notSet || (value >= low && value <= high)) return Status::Ok();
+  const bool sentinel = notSet < low || notSet > high;  // else "not set" is a value in range
   return invalidParameter(
       function, std::to_string(value), parameter,
-      fmt::format("an integer in [{}, {}], or {:#x} (not set)", low, high, notSet));
+      fmt::format("an integer in [{}, {}]{}", low, high,
+                  sentinel ? fmt::format(", or {:#x} (not set)", notSet) : std::string()));
 }
 
 Outcome checkString(const char* function, const char* text, std::size_t capacity,

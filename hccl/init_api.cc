@@ -40,7 +40,7 @@ constexpr std::size_t kMaxPathBytes = 4096;
 constexpr std::uint64_t kNoSubComm = 0xFFFFFFFF;
 
 std::mutex gUsedMu;
-std::set<std::string> gUsedRootInfos;  // "token#rank": a root info makes one communicator
+std::set<std::string> gUsedRootInfos;  // "token@addr:port#rank": one communicator each
 
 Outcome requireDevice(const char* function) {
   int device = -1;
@@ -75,7 +75,8 @@ Outcome claimRootInfo(const char* function, const UniqueId& id, std::uint32_t ra
   }
   *tokenHex = info.token.hex();
   std::lock_guard<std::mutex> lock(gUsedMu);
-  if (!gUsedRootInfos.insert(fmt::format("{}#{}", *tokenHex, rank)).second) {
+  const std::string used = fmt::format("{}@{}:{}#{}", *tokenHex, info.host, info.port, rank);
+  if (!gUsedRootInfos.insert(used).second) {
     return invalidParameter(
         function, "(a root info this process already used for rank " + std::to_string(rank) + ")",
         "rootInfo", "a fresh root info: call HcclGetRootInfo again");

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/version.h"
 #include "runtime/ipc_handle.h"
+#include "runtime/node_registry.h"
 
 namespace cohort::runtime {
 
@@ -111,6 +112,7 @@ Status DeviceManager::bringUp(Device* device) {
   auto stream = new Stream(device, device->nextStreamId++, /*isDefault=*/true);
   device->defaultStream = stream;
   device->streams.insert(stream);
+  registryDeviceUp(device->id(), device->physicalId(), device->capacity());
   std::lock_guard<std::mutex> lock(registryMu_);
   streams_.insert(stream);
   return Status::Ok();
@@ -127,6 +129,7 @@ void DeviceManager::tearDown(Device* device) {
   device->defaultStream = nullptr;
   device->callbacks.reset();
   device->pool()->reset();
+  registryDeviceDown(device->id());
   COHORT_LOG(kInfo, "runtime", "device {} reset: streams destroyed, memory released",
              device->id());
 }

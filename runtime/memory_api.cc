@@ -6,6 +6,7 @@
 
 #include "runtime/api.h"
 #include "runtime/ipc_handle.h"
+#include "runtime/node_registry.h"
 
 namespace cohort::runtime {
 
@@ -111,7 +112,9 @@ Status deviceMalloc(void** ptr, std::size_t size) {
     if (d->pool() == nullptr) {
       return makeError(ErrorCode::kInvalidDevice, "device {} is not set", d->id());
     }
-    return d->pool()->allocate(size, ptr);
+    COHORT_RETURN_IF_ERROR(d->pool()->allocate(size, ptr));
+    registryNoteMemory(d->id(), d->pool()->used());
+    return Status::Ok();
   });
 }
 
@@ -125,7 +128,9 @@ Status deviceFree(void* ptr) {
     }
     Device* d = nullptr;
     COHORT_RETURN_IF_ERROR(m.device(info.device, &d));
-    return d->pool()->free(ptr);
+    COHORT_RETURN_IF_ERROR(d->pool()->free(ptr));
+    registryNoteMemory(d->id(), d->pool()->used());
+    return Status::Ok();
   });
 }
 

@@ -58,7 +58,8 @@ Status warmUp(TpEngine& engine, const Options& o) {
 Status measure(Communicator* comm, TpEngine& engine, const Options& o, bool overlap,
                PhaseResult* out, Generation* gen) {
   TP_TRY(barrier(comm));  // every rank starts the clock together
-  const std::string label = fmt::format("tp={} {}", comm->size(), overlap ? "overlap" : "serial");
+  const std::string label =
+      fmt::format("tp={} {}", comm->size(), overlap ? "with overlap" : "without overlap");
   double seconds = 0;
   TP_TRY(timedGenerate(engine, o.tokens, overlap, label, comm->rank() == 0, &seconds));
   const OverlapStats stats = engine.overlap();

@@ -35,7 +35,7 @@ struct Summary {
   PhaseResult reference;  ///< one device, no communication
   int tokensCompared = 0;
   int tokensEqual = 0;
-  int firstMismatch = -1;    ///< index in [batch x tokens], -1 = none
+  int firstMismatch = -1;    ///< index in [batch x tokens] of a generation, -1 = none
   double maxLogitError = 0;  ///< max |tp - reference| / max |reference| over each logits row
   bool passed = false;
 };

@@ -3,6 +3,14 @@
 // itself does not link MPI: include it after <mpi.h> in a program built with mpicxx.
 #pragma once
 
+// Only MPI's C API is used; keep OpenMPI's and MPICH's C++ bindings (and their
+// library) out of the program unless it asked for them.
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 
 #include <memory>

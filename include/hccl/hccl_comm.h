@@ -31,14 +31,13 @@ extern "C" {
 /* Joins the communicator described by a rank table (HCCL's JSON "1.0"/"1.2" or a
  * Cohort YAML cluster file; path at most 4095 bytes) as rank `rank`, which must
  * be a rank_id of the table whose device_id is the physical id of the device the
- * calling thread set. Every rank of the table calls it.
+ * calling thread set. Every rank of the table calls it; a process may make
+ * several communicators from one table, every rank in the same order.
  *
- * Rendezvous: the table's rank 0 serves the job's store at its host_ip (else its
- * device_ip), on its host_port when the table gives one, else on
- * HCCL_IF_BASE_PORT (60000); the n-th communicator a process makes from one
- * table (n = 0, 1, ... 31) uses that port + n, so every rank must make the same
- * communicators in the same order. The job token is COHORT_JOB_TOKEN when set,
- * else a hash of the table. */
+ * Rendezvous: under cohortrun, in the job's store; otherwise the table's rank 0
+ * serves a store at its host_ip (else its device_ip), on its host_port when the
+ * table gives one, else on HCCL_IF_BASE_PORT (60000). The job token is
+ * COHORT_JOB_TOKEN when set, else a hash of the table. */
 HCCL_FUNC_VISIBILITY HcclResult HcclCommInitClusterInfo(const char* clusterInfo, uint32_t rank,
                                                         HcclComm* comm);
 HCCL_FUNC_VISIBILITY HcclResult HcclCommInitClusterInfoConfig(const char* clusterInfo,

@@ -39,12 +39,12 @@ std::vector<Rank> start(int n, const std::string& mode, const std::string& trans
                                     "LOCAL_RANK=" + std::to_string(r), "LOCAL_WORLD_SIZE=" + std::to_string(n),
                                     "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port),
                                     "COHORT_TRANSPORT=" + transport, "COHORT_IF_IP=127.0.0.1",
-                                    "COHORT_DEVICE_MEMORY=1G", "COHORT_CONNECT_TIMEOUT=30"};
+                                    "COHORT_DEVICE_MEMORY=1G", "COHORT_CONNECT_TIMEOUT=30",
+                                    "COHORT_IF_BASE_PORT=" + std::to_string(table.empty() ? 60000 : port)};
     std::vector<char*> envp;
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
     const std::string worker = COHORT_MP_WORKER;
-    if (!table.empty()) env.push_back("COHORT_IF_BASE_PORT=" + std::to_string(port));
     std::string rankArg = std::to_string(r);
     std::vector<char*> argv = {const_cast<char*>(worker.c_str()), const_cast<char*>(mode.c_str())};
     if (!table.empty()) {

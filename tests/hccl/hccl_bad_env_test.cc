@@ -6,7 +6,8 @@ namespace {
 
 TEST(HcclBadEnvironment, EveryInitIsRefusedNamingTheVariable) {
   HcclRootInfo root;
-  EXPECT_HCCL(HcclGetRootInfo(&root), HCCL_E_PARA, "HCCL_IF_BASE_PORT");
+  EXPECT_HCCL(HcclGetRootInfo(&root), HCCL_E_PARA,
+              "EI0001: Value '80' for environment variable HCCL_IF_BASE_PORT is invalid");
   EXPECT_NE(cohort::lastError().message().find("80"), std::string::npos);
   EXPECT_NE(cohort::lastError().message().find("[1024, 65520]"), std::string::npos)
       << cohort::lastError().toString();

@@ -18,9 +18,6 @@ using hccl_test::rankTableJson;
 using hccl_test::runRanks;
 using hccl_test::writeTempFile;
 
-[[maybe_unused]] auto* const gAcl =
-    ::testing::AddGlobalTestEnvironment(new hccl_test::AclEnvironment());
-
 // AllGather of each rank's id, then checked: proves ranks and devices line up.
 void expectAllGatherOfRanks(HcclComm comm, int rank, int n) {
   aclrtStream s = nullptr;

@@ -13,9 +13,6 @@ using hccl_test::runRanks;
 
 constexpr int kRanks = 4;
 
-[[maybe_unused]] auto* const gAcl =
-    ::testing::AddGlobalTestEnvironment(new hccl_test::AclEnvironment());
-
 class HcclCollTest : public ::testing::Test {
  protected:
   void SetUp() override {

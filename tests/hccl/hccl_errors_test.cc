@@ -14,6 +14,7 @@ namespace {
 using cohort::ErrorCode;
 using hccl_test::DeviceBuffer;
 
+// aclInit once for the whole binary (all of its files).
 [[maybe_unused]] auto* const gAcl =
     ::testing::AddGlobalTestEnvironment(new hccl_test::AclEnvironment());
 
@@ -251,6 +252,27 @@ TEST_F(HcclRefusalTest, DeadAndForeignHandlesAreRefusedNotDereferenced) {
   EXPECT_NE(again[0], extra[0]);
   EXPECT_HCCL(HcclGetRankId(extra[0], &size), HCCL_E_PARA, "comm");
   EXPECT_EQ(HcclCommDestroy(again[0]), HCCL_SUCCESS);
+}
+
+TEST_F(HcclRefusalTest, ADestroyedStreamIsARuntimeError) {
+  aclrtStream gone = nullptr;
+  ASSERT_ACL_OK(aclrtCreateStream(&gone));
+  ASSERT_ACL_OK(aclrtDestroyStream(gone));
+  EXPECT_HCCL(HcclBarrier(comms_[0], gone), HCCL_E_RUNTIME, "is not a live stream");
+}
+
+// The refusal is in the log as HCCL writes it: errNo, result name, EI0003 text.
+TEST_F(HcclRefusalTest, RefusalsAreLogged) {
+  uint32_t size = 0;
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(HcclGetRankSize(reinterpret_cast<HcclComm>(static_cast<uintptr_t>(0x40)), &size),
+            HCCL_E_PARA);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("[hccl] HcclGetRankSize: errNo[0x0000000005000001] HCCL_E_PARA (1): EI0003: "
+                     "Failed to verify parameters of operator HcclGetRankSize. Value 0x40 for "
+                     "parameter comm is invalid. The expected value is"),
+            std::string::npos)
+      << log;
 }
 
 TEST(HcclInitAll, RefusesBadDeviceLists) {

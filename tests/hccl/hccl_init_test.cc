@@ -13,9 +13,6 @@ namespace {
 using hccl_test::DeviceBuffer;
 using hccl_test::runRanks;
 
-[[maybe_unused]] auto* const gAcl =
-    ::testing::AddGlobalTestEnvironment(new hccl_test::AclEnvironment());
-
 // Every rank allreduces 1 + rank over 16 ints; the sum is n(n+1)/2.
 void expectAllReduceWorks(HcclComm comm, int rank, int n) {
   aclrtStream s = nullptr;
@@ -93,6 +90,9 @@ TEST(HcclRootInfo, ConfigNamesTheCommunicatorAndChoosesItsAlgorithm) {
     ASSERT_HCCL_OK(HcclGetCommName(comm, name));
     EXPECT_STREQ(name, "tp_group");
     expectAllReduceWorks(comm, r, 2);
+    // hcclAlgo "level1:ring" reached the communicator.
+    const std::string choice = cohort::hccl::CommRegistry::get().find(comm)->comm->lastChoice();
+    EXPECT_NE(choice.find("ring"), std::string::npos) << choice;
     EXPECT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
   });
 }

@@ -10,7 +10,8 @@
 # Every network address is 127.0.0.1.
 #   hccl_program_test.sh BUILD_DIR PROGRAMS_DIR [COHORTRUN]
 set -euo pipefail
-build=$1 programs=$2 cohortrun=${3:-}
+build=$1 programs=$(realpath "$2") cohortrun=${3:-}
+[ -n "$cohortrun" ] && [ -e "$cohortrun" ] && cohortrun=$(realpath "$cohortrun")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for component in runtime dev; do

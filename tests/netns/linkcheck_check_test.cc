@@ -33,24 +33,23 @@ CheckMember member(int rank, int size, const std::string& hostId) {
   return m;
 }
 
-struct Run {
+struct ThreadRun {
   std::vector<CheckReport> reports;
   std::vector<Status> statuses;
   double seconds = 0;
 };
 
 // Runs the check on the given members, one thread each, over one store.
-Run runThreads(const std::vector<CheckMember>& members, const CheckOptions& options) {
+ThreadRun runThreads(const std::vector<CheckMember>& members, const CheckOptions& options) {
   auto store = std::make_shared<MemoryStore>();
-  Run run;
+  ThreadRun run;
   run.reports.resize(members.size());
   run.statuses.resize(members.size());
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < members.size(); ++i) {
-    threads.emplace_back([&, i] {
-      run.statuses[i] = runLinkCheck(options, store, members[i], &run.reports[i]);
-    });
+    threads.emplace_back(
+        [&, i] { run.statuses[i] = runLinkCheck(options, store, members[i], &run.reports[i]); });
   }
   for (auto& t : threads) t.join();
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -59,8 +58,8 @@ Run runThreads(const std::vector<CheckMember>& members, const CheckOptions& opti
 
 CheckOptions quick() {
   CheckOptions o;
-  o.timeoutS = 9;
-  o.linkTimeoutS = 3;
+  o.timeoutS = 6;
+  o.linkTimeoutS = 2;
   o.bandwidthBytes = 1 << 20;
   o.pings = 3;
   return o;
@@ -75,7 +74,9 @@ TEST(RoundRobin, EveryPairMeetsExactlyOnce) {
         if (p < 0) continue;
         ASSERT_NE(p, r) << "n " << n << " round " << round;
         ASSERT_EQ(roundPeer(p, round, n), r) << "n " << n << " round " << round << " rank " << r;
-        if (r < p) EXPECT_TRUE(met.insert({r, p}).second) << r << "-" << p << " met twice";
+        if (r < p) {
+          EXPECT_TRUE(met.insert({r, p}).second) << r << "-" << p << " met twice";
+        }
       }
     }
     EXPECT_EQ(met.size(), static_cast<std::size_t>(n * (n - 1) / 2)) << "n " << n;
@@ -83,8 +84,8 @@ TEST(RoundRobin, EveryPairMeetsExactlyOnce) {
 }
 
 TEST(LinkCheckThreads, ThreeRanksOnTwoNodesAllLinksOk) {
-  const Run run = runThreads({member(0, 3, "node-a"), member(1, 3, "node-a"),
-                              member(2, 3, "node-b")}, quick());
+  const ThreadRun run =
+      runThreads({member(0, 3, "node-a"), member(1, 3, "node-a"), member(2, 3, "node-b")}, quick());
   for (int r = 0; r < 3; ++r) {
     ASSERT_OK(run.statuses[static_cast<std::size_t>(r)]);
     const CheckReport& rep = run.reports[static_cast<std::size_t>(r)];
@@ -106,7 +107,7 @@ TEST(LinkCheckThreads, ThreeRanksOnTwoNodesAllLinksOk) {
 
 TEST(LinkCheckThreads, MissingRankMakesExactlyItsLinksBad) {
   CheckOptions o = quick();
-  const Run run = runThreads({member(0, 3, "a"), member(1, 3, "b")}, o);
+  const ThreadRun run = runThreads({member(0, 3, "a"), member(1, 3, "b")}, o);
   ASSERT_OK(run.statuses[0]);
   ASSERT_OK(run.statuses[1]);
   EXPECT_LT(run.seconds, o.timeoutS + 1);
@@ -117,7 +118,7 @@ TEST(LinkCheckThreads, MissingRankMakesExactlyItsLinksBad) {
   for (int r : {0, 1}) {
     const LinkVerdict* l = rep.find(r, 2);
     EXPECT_EQ(l->status, LinkStatus::kBad);
-    EXPECT_EQ(l->cause, "rank 2 did not join within 3 s");
+    EXPECT_EQ(l->cause, "rank 2 did not join within 2 s");
     EXPECT_NE(l->detail.find("never sent 'peer-info'"), std::string::npos) << l->detail;
   }
   ASSERT_EQ(rep.problems.size(), 1u);
@@ -128,7 +129,7 @@ TEST(LinkCheckThreads, MissingRankMakesExactlyItsLinksBad) {
 TEST(LinkCheckThreads, SlowLinksAreFlaggedWithTheFloor) {
   CheckOptions o = quick();
   o.minGbps = 1e6;
-  const Run run = runThreads({member(0, 2, "a"), member(1, 2, "b")}, o);
+  const ThreadRun run = runThreads({member(0, 2, "a"), member(1, 2, "b")}, o);
   ASSERT_OK(run.statuses[0]);
   const LinkVerdict* l = run.reports[0].find(0, 1);
   ASSERT_NE(l, nullptr);
@@ -140,7 +141,7 @@ TEST(LinkCheckThreads, SlowLinksAreFlaggedWithTheFloor) {
 TEST(LinkCheckThreads, VersionMismatchIsTheCauseOnBothEnds) {
   std::vector<CheckMember> members = {member(0, 2, "a"), member(1, 2, "b")};
   members[1].self.libraryVersion = 90909;  // 9.9.9
-  const Run run = runThreads(members, quick());
+  const ThreadRun run = runThreads(members, quick());
   ASSERT_OK(run.statuses[0]);
   const LinkVerdict* l = run.reports[0].find(0, 1);
   EXPECT_EQ(l->status, LinkStatus::kBad);
@@ -148,7 +149,7 @@ TEST(LinkCheckThreads, VersionMismatchIsTheCauseOnBothEnds) {
 }
 
 TEST(LinkCheckThreads, SingleRankHasNoLinks) {
-  const Run run = runThreads({member(0, 1, "a")}, quick());
+  const ThreadRun run = runThreads({member(0, 1, "a")}, quick());
   ASSERT_OK(run.statuses[0]);
   EXPECT_TRUE(run.reports[0].allGood());
   EXPECT_TRUE(run.reports[0].links.empty());
@@ -158,7 +159,7 @@ TEST(LinkCheckThreads, WithoutTheVerdictARankKnowsOnlyItsOwnLinks) {
   // Rank 0 never runs: rank 1 sees it missing and receives no verdict.
   CheckOptions o = quick();
   o.timeoutS = 3;
-  const Run run = runThreads({member(1, 2, "b")}, o);
+  const ThreadRun run = runThreads({member(1, 2, "b")}, o);
   ASSERT_OK(run.statuses[0]);
   const CheckReport& rep = run.reports[0];
   EXPECT_EQ(rep.find(0, 1)->cause, "rank 0 did not join within 1 s");

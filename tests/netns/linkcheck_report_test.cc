@@ -66,8 +66,8 @@ TEST(MergeViews, TheEarliestFailingStageGivesTheCause) {
 }
 
 TEST(MergeViews, OnATieTheLowerRankIsBelieved) {
-  std::vector<std::optional<RankView>> views = {
-      view(0, {bad(1, Stage::kProbe, "lower")}), view(1, {bad(0, Stage::kProbe, "higher")})};
+  std::vector<std::optional<RankView>> views = {view(0, {bad(1, Stage::kProbe, "lower")}),
+                                                view(1, {bad(0, Stage::kProbe, "higher")})};
   EXPECT_EQ(mergeViews(2, views, settings()).find(0, 1)->cause, "lower");
 }
 
@@ -97,9 +97,8 @@ TEST(MergeViews, SlowAndLossAreFlagged) {
   lost.lost = true;
   MergeSettings s = settings();
   s.minGbps = 1.0;
-  std::vector<std::optional<RankView>> views = {view(0, {good(1, 0.2), lost}),
-                                                view(1, {good(0, 0.2), good(2)}),
-                                                view(2, {good(0), good(1)})};
+  std::vector<std::optional<RankView>> views = {
+      view(0, {good(1, 0.2), lost}), view(1, {good(0, 0.2), good(2)}), view(2, {good(0), good(1)})};
   const CheckReport r = mergeViews(3, views, s);
   EXPECT_EQ(r.find(0, 1)->status, LinkStatus::kSlow);
   EXPECT_EQ(r.find(0, 1)->cause, "bandwidth 0.20 GB/s < 1.0");
@@ -125,11 +124,11 @@ TEST(ReportText, BadLinesNameBothRanksTheirAddressesAndTheCause) {
   EXPECT_NE(text.find("status         0       1       2\n       0       -     tcp     BAD\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("  ok   rank 0 (10.0.0.1) <-> rank 1 (10.0.0.2): tcp, 20.0 us, 2.50 GB/s"),
+  EXPECT_NE(text.find("  ok rank 0 (10.0.0.1) <-> rank 1 (10.0.0.2): tcp, 20.0 us, 2.50 GB/s"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("  BAD  rank 0 (10.0.0.1) <-> rank 2 (10.0.0.3): timed out after 10 s\n"
-                      "         detail: detail of timed out after 10 s\n"),
+  EXPECT_NE(text.find("  BAD rank 0 (10.0.0.1) <-> rank 2 (10.0.0.3): timed out after 10 s\n"
+                      "    detail: detail of timed out after 10 s\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("result: 1 of 3 links bad\n"), std::string::npos) << text;
@@ -172,14 +171,14 @@ TEST(ShortCause, NamesTheUsualFailures) {
                               "another job"),
                        10),
             "token mismatch");
-  EXPECT_EQ(shortCause(Status(ErrorCode::kConnectionError, "connect failed: Network is unreachable"),
-                       10),
-            "network unreachable");
+  EXPECT_EQ(
+      shortCause(Status(ErrorCode::kConnectionError, "connect failed: Network is unreachable"), 10),
+      "network unreachable");
   EXPECT_EQ(shortCause(Status(ErrorCode::kRemoteError, "a reset by the peer (socket 0 of 2)"), 10),
             "connection reset by the peer");
-  EXPECT_EQ(shortCause(Status(ErrorCode::kRemoteError, "remote rank 1 died (process 7 is gone)"),
-                       10),
-            "the peer process died");
+  EXPECT_EQ(
+      shortCause(Status(ErrorCode::kRemoteError, "remote rank 1 died (process 7 is gone)"), 10),
+      "the peer process died");
   EXPECT_EQ(shortCause(Status(ErrorCode::kInternal, "something else"), 10), "internal error");
 }
 

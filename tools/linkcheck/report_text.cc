@@ -82,12 +82,11 @@ std::string formatReport(const CheckReport& r) {
   out += "\nlinks:\n";
   for (const LinkVerdict& v : r.links) {
     if (v.status == LinkStatus::kOk) {
-      out += fmt::format("  ok   {}: {}\n", ends(r, v), figures(r, v));
+      out += fmt::format("  ok {}: {}\n", ends(r, v), figures(r, v));
       continue;
     }
-    out += fmt::format("  {:<4} {}: {}\n", upper(statusName(v.status)), ends(r, v), v.cause);
-    if (!v.detail.empty() && v.detail != v.cause)
-      out += fmt::format("         detail: {}\n", v.detail);
+    out += fmt::format("  {} {}: {}\n", upper(statusName(v.status)), ends(r, v), v.cause);
+    if (!v.detail.empty() && v.detail != v.cause) out += fmt::format("    detail: {}\n", v.detail);
   }
   for (const std::string& p : r.problems) out += "  PROBLEM " + p + "\n";
   if (r.allGood()) return out + fmt::format("result: all {} links ok\n", r.links.size());

@@ -54,10 +54,10 @@ Status TcpConnection::postSend(const void* data, std::size_t bytes) {
   op.remaining = kHeaderBytes + bytes;
   streams_[0]->queueSend({op.header, kHeaderBytes, &op.remaining, true});
   const auto* base = static_cast<const std::uint8_t*>(data);
-  for (const Chunk& c : planChunks(bytes, chunkBytes_, socketCount())) {
+  forEachChunk(bytes, chunkBytes_, socketCount(), [&](const Chunk& c) {
     streams_[static_cast<std::size_t>(c.socket)]->queueSend(
         {base + c.offset, c.bytes, &op.remaining, false});
-  }
+  });
   return Status::Ok();
 }
 
@@ -168,7 +168,7 @@ Status TcpConnection::match(const FrameHeader& h) {
     return fail(makeError(ErrorCode::kMismatch, "{}: {}", where_, what), what);
   }
   ++recvsMatched_;
-  for (const Chunk& c : planChunks(op.bytes, chunkBytes_, socketCount())) {
+  forEachChunk(op.bytes, chunkBytes_, socketCount(), [&](const Chunk& c) {
     SocketStream::RecvPiece piece;
     piece.dst = op.dst + c.offset;
     piece.bytes = c.bytes;
@@ -176,7 +176,7 @@ Status TcpConnection::match(const FrameHeader& h) {
     piece.reduce = op.hasReduce ? &op.reduce : nullptr;
     piece.accumulate = op.accumulate + c.offset;
     streams_[static_cast<std::size_t>(c.socket)]->queueRecv(piece);
-  }
+  });
   return Status::Ok();
 }
 

@@ -1,7 +1,5 @@
 #include "transport/tcp/tcp_frame.h"
 
-#include <algorithm>
-
 #include "common/error.h"
 
 namespace cohort::transport::tcp {
@@ -51,11 +49,7 @@ Status FrameHeader::decode(const std::uint8_t in[kWireSize], FrameHeader* out) {
 
 std::vector<Chunk> planChunks(std::size_t bytes, std::size_t chunkBytes, int sockets) {
   std::vector<Chunk> chunks;
-  chunks.reserve(chunkBytes == 0 ? 1 : bytes / chunkBytes + 1);
-  for (std::size_t offset = 0, j = 0; offset < bytes; offset += chunkBytes, ++j) {
-    chunks.push_back(Chunk{offset, std::min(chunkBytes, bytes - offset),
-                           static_cast<int>(j % static_cast<std::size_t>(sockets))});
-  }
+  forEachChunk(bytes, chunkBytes, sockets, [&](const Chunk& c) { chunks.push_back(c); });
   return chunks;
 }
 

@@ -37,7 +37,18 @@ struct Chunk {
   int socket = 0;
 };
 
-/// The chunks of a `bytes`-long message over `sockets` sockets (none for 0 bytes).
+/// Calls f(chunk) for each chunk of a `bytes`-long message over `sockets`
+/// sockets, in order (none for 0 bytes). Allocates nothing: it runs per message.
+template <typename F>
+void forEachChunk(std::size_t bytes, std::size_t chunkBytes, int sockets, F&& f) {
+  int socket = 0;
+  for (std::size_t offset = 0; offset < bytes; offset += chunkBytes) {
+    f(Chunk{offset, bytes - offset < chunkBytes ? bytes - offset : chunkBytes, socket});
+    socket = socket + 1 == sockets ? 0 : socket + 1;
+  }
+}
+
+/// The same as a list (tests, tools).
 std::vector<Chunk> planChunks(std::size_t bytes, std::size_t chunkBytes, int sockets);
 
 }  // namespace cohort::transport::tcp

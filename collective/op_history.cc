@@ -1,0 +1,266 @@
+// Operation histories and the SIGUSR1 report. The signal handler only writes a
+// byte to a pipe (async-signal-safe) and chains to the handler it replaced; a
+// reporter thread reads the pipe and prints, so formatting and locking never
+// happen inside the handler.
+#include "collective/op_history.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <ctime>
+#include <thread>
+
+#include "common/log.h"
+
+namespace cohort::collective {
+
+namespace {
+
+using std::chrono::system_clock;
+
+struct Registry {
+  std::mutex mu;
+  std::vector<const OpHistory*> live;
+};
+// Leaked on purpose: the detached reporter thread may use it during exit.
+Registry& registry() {
+  static Registry* r = new Registry();
+  return *r;
+}
+
+thread_local OpHistory* tHistory = nullptr;
+thread_local std::uint64_t tId = 0;
+
+int gWakeFd = -1;                 // write end of the report pipe
+struct sigaction gPrevious = {};  // the SIGUSR1 action we replaced
+
+void onReportSignal(int sig, siginfo_t* info, void* context) {
+  const int saved = errno;
+  const char byte = 1;
+  if (gWakeFd >= 0) {
+    const ssize_t ignored = ::write(gWakeFd, &byte, 1);  // full pipe: a report is pending
+    (void)ignored;
+  }
+  errno = saved;
+  if ((gPrevious.sa_flags & SA_SIGINFO) != 0) {
+    if (gPrevious.sa_sigaction != nullptr) gPrevious.sa_sigaction(sig, info, context);
+  } else if (gPrevious.sa_handler != SIG_DFL && gPrevious.sa_handler != SIG_IGN) {
+    gPrevious.sa_handler(sig);
+  }
+}
+
+void reportLoop(int fd) {
+  char bytes[64];
+  for (;;) {
+    const ssize_t n = ::read(fd, bytes, sizeof(bytes));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    const std::string text = formatAllHistories();
+    std::fputs(text.c_str(), stderr);
+    std::fflush(stderr);
+  }
+}
+
+void installReportSignal() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    COHORT_LOG(kWarn, "collective", "no SIGUSR1 operation reports: pipe2 failed (errno {})", errno);
+    return;
+  }
+  (void)::fcntl(fds[1], F_SETFL, O_NONBLOCK);
+  gWakeFd = fds[1];
+  std::thread(reportLoop, fds[0]).detach();
+  struct sigaction action = {};
+  action.sa_sigaction = onReportSignal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  if (::sigaction(SIGUSR1, &action, &gPrevious) != 0) {
+    COHORT_LOG(kWarn, "collective", "no SIGUSR1 operation reports: sigaction failed (errno {})",
+               errno);
+  }
+}
+
+std::string clockTime(OpRecord::Time t) {
+  const std::time_t secs = system_clock::to_time_t(t);
+  std::tm tm = {};
+  localtime_r(&secs, &tm);
+  const auto us =
+      std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count() %
+      1000000;
+  return fmt::format("{:02}:{:02}:{:02}.{:06}", tm.tm_hour, tm.tm_min, tm.tm_sec, us);
+}
+
+std::string span(system_clock::duration d) {
+  const double s = std::chrono::duration<double>(d).count();
+  if (s >= 1) return fmt::format("{:.1f} s", s);
+  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.0f} us", s * 1e6);
+}
+
+std::string describeOp(const OpDesc& op) {
+  if (op.coll != Coll::kSendRecv) return op.describe();
+  std::string text = fmt::format("send/recv of {} item(s):", op.items.size());
+  for (std::size_t i = 0; i < op.items.size() && i < 4; ++i) {
+    const SendRecvItem& it = op.items[i];
+    text += fmt::format(" {} {} x {} {} rank {}", it.isSend ? "send" : "recv", it.count,
+                        dataTypeName(it.type), it.isSend ? "to" : "from", it.peer);
+  }
+  return op.items.size() > 4 ? text + " ..." : text;
+}
+
+std::string formatRecord(const OpRecord& r, OpRecord::Time now) {
+  const std::string head = fmt::format("  [{}] {}", r.id, describeOp(r.op));
+  switch (r.state) {
+    case OpState::kQueued:
+      return fmt::format("{} | queued at {}, not started after {}", head, clockTime(r.queued),
+                         span(now - r.queued));
+    case OpState::kRunning:
+      return fmt::format("{} | running {} since {}, for {}; {}", head, r.algorithm,
+                         clockTime(r.started), span(now - r.started),
+                         r.waitingFor.empty() ? "no slow wait so far" : r.waitingFor);
+    case OpState::kDone:
+      return fmt::format("{} | done {} in {}, started {}", head, r.algorithm,
+                         span(r.ended - r.started), clockTime(r.started));
+    case OpState::kFailed:
+      return fmt::format("{} | failed {} after {}, started {}{}: {}", head, r.algorithm,
+                         span(r.ended - r.started), clockTime(r.started),
+                         r.waitingFor.empty() ? "" : ", last wait: " + r.waitingFor, r.error);
+  }
+  return head;
+}
+
+}  // namespace
+
+const char* opStateName(OpState state) {
+  switch (state) {
+    case OpState::kQueued: return "queued";
+    case OpState::kRunning: return "running";
+    case OpState::kDone: return "done";
+    case OpState::kFailed: return "failed";
+  }
+  return "unknown";
+}
+
+OpHistory::OpHistory(std::string label, std::size_t capacity)
+    : label_(std::move(label)), capacity_(std::max<std::size_t>(capacity, 2)), ring_(capacity_) {
+  static std::once_flag installed;
+  std::call_once(installed, installReportSignal);
+  std::lock_guard<std::mutex> lock(registry().mu);
+  registry().live.push_back(this);
+}
+
+OpHistory::~OpHistory() {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  reg.live.erase(std::remove(reg.live.begin(), reg.live.end(), this), reg.live.end());
+}
+
+void OpHistory::makeRoom() {
+  if (count_ < capacity_) return;
+  // The oldest record goes, unless it is running: then the next one goes.
+  OpRecord& oldest = ring_[first_];
+  if (oldest.state == OpState::kRunning) std::swap(oldest, ring_[(first_ + 1) % capacity_]);
+  first_ = (first_ + 1) % capacity_;
+  --count_;
+}
+
+std::uint64_t OpHistory::queued(const OpDesc& op) {
+  const auto now = system_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  makeRoom();
+  OpRecord& r = ring_[(first_ + count_++) % capacity_];
+  r.id = nextId_++;
+  r.op = op;
+  r.algorithm.clear();
+  r.state = OpState::kQueued;
+  r.queued = now;
+  r.started = r.ended = OpRecord::Time{};
+  r.waitingFor.clear();
+  r.error.clear();
+  return r.id;
+}
+
+OpRecord* OpHistory::find(std::uint64_t id) {
+  for (std::size_t i = 0; i < count_; ++i) {
+    OpRecord& r = ring_[(first_ + i) % capacity_];
+    if (r.id == id) return &r;
+  }
+  return nullptr;
+}
+
+void OpHistory::started(std::uint64_t id, const std::string& algorithm) {
+  const auto now = system_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (OpRecord* r = find(id)) {
+    r->state = OpState::kRunning;
+    r->algorithm = algorithm;
+    r->started = now;
+  }
+}
+
+void OpHistory::waiting(std::uint64_t id, std::string what) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (OpRecord* r = find(id)) r->waitingFor = std::move(what);
+}
+
+void OpHistory::finished(std::uint64_t id, const Status& status) {
+  const auto now = system_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (OpRecord* r = find(id)) {
+    if (r->state == OpState::kQueued) r->started = now;  // failed before it ran
+    r->state = status.ok() ? OpState::kDone : OpState::kFailed;
+    r->ended = now;
+    if (status.ok()) r->waitingFor.clear();
+    else r->error = status.toString();
+  }
+}
+
+std::vector<OpRecord> OpHistory::snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<OpRecord> out;
+  out.reserve(count_);
+  for (std::size_t i = 0; i < count_; ++i) out.push_back(ring_[(first_ + i) % capacity_]);
+  return out;
+}
+
+std::string OpHistory::format() const {
+  const std::vector<OpRecord> records = snapshot();
+  const auto now = system_clock::now();
+  std::string text = fmt::format("{} (pid {}): last {} operation(s), oldest first:\n", label_,
+                                 ::getpid(), records.size());
+  for (const OpRecord& r : records) text += formatRecord(r, now) + "\n";
+  if (records.empty()) text += "  (none yet)\n";
+  return text;
+}
+
+OpHistory::RunScope::RunScope(OpHistory* history, std::uint64_t id) {
+  tHistory = history;
+  tId = id;
+}
+
+OpHistory::RunScope::~RunScope() {
+  tHistory = nullptr;
+  tId = 0;
+}
+
+void noteWait(std::string what) {
+  if (tHistory != nullptr) tHistory->waiting(tId, std::move(what));
+}
+
+std::string formatAllHistories() {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  if (reg.live.empty()) {
+    return fmt::format("cohort (pid {}): no live communicator in this process\n", ::getpid());
+  }
+  std::string text;
+  for (const OpHistory* h : reg.live) text += h->format();
+  return text;
+}
+
+}  // namespace cohort::collective

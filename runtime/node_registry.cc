@@ -1,0 +1,433 @@
+// The registry table and its ownership protocol. A slot's `owner` word is
+// (claim number << 32 | pid), set by compare-and-swap; `published` takes the
+// same value once the slot's fields describe that owner. A reader trusts the
+// fields only when owner == published before and after it copies them, so a
+// slot being (re)claimed is never mistaken for its previous owner's; a slot
+// whose owner pid is dead (or reused: another start time) is freed by whoever
+// sees it first.
+#include "runtime/node_registry.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "common/error.h"
+#include "common/log.h"
+
+namespace cohort::runtime {
+
+namespace {
+constexpr std::uint64_t kMagic = 0x434f484f52524547ull;  // "COHORREG"
+constexpr std::uint32_t kLayoutVersion = 1;
+constexpr int kSlotCount = 1024;
+constexpr std::uint32_t kStateReady = 2;
+
+std::uint64_t ownerPid(std::uint64_t owner) { return owner & 0xffffffffu; }
+
+std::int64_t unixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::uint64_t selfStartTime() {
+  static const std::uint64_t start = [] {
+    std::uint64_t t = 0;
+    processStartTime(static_cast<int>(getpid()), &t);
+    return t;
+  }();
+  return start;
+}
+}  // namespace
+
+struct NodeRegistry::Header {
+  std::atomic<std::uint64_t> magic;
+  std::atomic<std::uint32_t> state;  // 0 fresh, 1 initialising, 2 ready
+  std::uint32_t layoutVersion;
+  std::uint32_t slotCount;
+  std::uint32_t slotSize;
+  std::atomic<std::uint32_t> claims;
+};
+
+struct alignas(64) NodeRegistry::Slot {
+  std::atomic<std::uint64_t> owner;      // 0 = free
+  std::atomic<std::uint64_t> published;  // == owner once the fields below are its
+  std::uint32_t kind;
+  std::int32_t pid;
+  std::uint64_t startTime;
+  std::int32_t physicalDevice;
+  std::int32_t logicalDevice;
+  std::int32_t rank;
+  std::int32_t size;
+  std::uint64_t memoryTotal;
+  char name[64];
+  std::atomic<std::uint32_t> held;
+  std::atomic<std::uint64_t> memoryUsed;
+  // The last operation, under a sequence lock (odd while written).
+  std::atomic<std::uint32_t> opVersion;
+  std::atomic<std::uint64_t> lastSeq;
+  std::atomic<std::int64_t> lastOpMs;
+  std::atomic<std::uint64_t> lastOp[2];  // up to 16 characters
+  char reserved[80];                     // room for later fields
+};
+static_assert(sizeof(NodeRegistry::Slot) == 256, "the slot layout is part of the file format");
+static_assert(sizeof(NodeRegistry::Header) <= 256, "the header fits its 256 bytes");
+
+namespace {
+constexpr std::size_t kHeaderBytes = 256;
+constexpr std::size_t kFileBytes = kHeaderBytes + kSlotCount * sizeof(NodeRegistry::Slot);
+
+// Initialises a fresh header, or waits (briefly) for the process doing it.
+Status initialiseHeader(NodeRegistry::Header* h, bool create, const std::string& path) {
+  std::uint32_t fresh = 0;
+  if (create && h->state.compare_exchange_strong(fresh, 1)) {
+    h->layoutVersion = kLayoutVersion;
+    h->slotCount = kSlotCount;
+    h->slotSize = sizeof(NodeRegistry::Slot);
+    h->magic.store(kMagic, std::memory_order_relaxed);
+    h->state.store(kStateReady, std::memory_order_release);
+  }
+  for (int i = 0; i < 200 && h->state.load(std::memory_order_acquire) != kStateReady; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (h->state.load(std::memory_order_acquire) != kStateReady) {
+    return makeError(ErrorCode::kUnavailable, "node registry {}: not initialised", path);
+  }
+  if (h->magic.load() != kMagic || h->layoutVersion != kLayoutVersion ||
+      h->slotCount != kSlotCount || h->slotSize != sizeof(NodeRegistry::Slot)) {
+    return makeError(ErrorCode::kVersionMismatch,
+                     "node registry {}: layout version {} with {} slots of {} bytes; this "
+                     "library uses layout version {} ({} slots of {} bytes): remove the file "
+                     "when no Cohort process runs",
+                     path, h->layoutVersion, h->slotCount, h->slotSize, kLayoutVersion, kSlotCount,
+                     sizeof(NodeRegistry::Slot));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool processStartTime(int pid, std::uint64_t* startTime) {
+  if (pid <= 0) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  const auto close = line.rfind(')');
+  if (close == std::string::npos || close + 2 >= line.size()) return false;
+  const char state = line[close + 2];
+  if (state == 'Z' || state == 'X' || state == 'x') return false;
+  // Fields after the command: state is field 3, starttime field 22.
+  const char* p = line.c_str() + close + 2;
+  for (int field = 3; field < 22; ++field) {
+    p = std::strchr(p, ' ');
+    if (p == nullptr) return false;
+    ++p;
+  }
+  *startTime = std::strtoull(p, nullptr, 10);
+  return true;
+}
+
+std::string NodeRegistry::defaultPath() {
+  return "/dev/shm/cohort-registry-" + std::to_string(geteuid());
+}
+
+NodeRegistry::NodeRegistry(std::string path, void* mapping, std::size_t bytes)
+    : path_(std::move(path)), mapping_(mapping), bytes_(bytes) {}
+
+NodeRegistry::~NodeRegistry() { munmap(mapping_, bytes_); }
+
+int NodeRegistry::capacity() const { return kSlotCount; }
+
+NodeRegistry::Slot* NodeRegistry::slotAt(int index) const {
+  return reinterpret_cast<Slot*>(static_cast<char*>(mapping_) + kHeaderBytes) + index;
+}
+
+Status NodeRegistry::open(const std::string& path, bool create,
+                          std::unique_ptr<NodeRegistry>* out) {
+  const int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0);
+  const int fd = ::open(path.c_str(), flags, 0600);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) {
+      return makeError(ErrorCode::kUnavailable,
+                       "node registry {} does not exist (no Cohort "
+                       "process has set a device on this node since boot)",
+                       path);
+    }
+    if (err == ELOOP) {
+      return makeError(ErrorCode::kInvalidUsage, "node registry {} is a symbolic link: refused",
+                       path);
+    }
+    return systemError(err, "node registry " + path + ": open");
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || (st.st_uid != geteuid() && geteuid() != 0)) {
+    ::close(fd);
+    return makeError(ErrorCode::kInvalidUsage,
+                     "node registry {} belongs to uid {}, not to this user (uid {}): refused", path,
+                     st.st_uid, geteuid());
+  }
+  if (static_cast<std::size_t>(st.st_size) < kFileBytes &&
+      (!create || ftruncate(fd, static_cast<off_t>(kFileBytes)) != 0)) {
+    const int err = errno;
+    ::close(fd);
+    if (!create) {
+      return makeError(ErrorCode::kVersionMismatch, "node registry {}: {} bytes, expected {}", path,
+                       st.st_size, kFileBytes);
+    }
+    return systemError(err, "node registry " + path + ": ftruncate");
+  }
+  void* mapping = mmap(nullptr, kFileBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  const int err = errno;
+  ::close(fd);
+  if (mapping == MAP_FAILED) return systemError(err, "node registry " + path + ": mmap");
+  Status s = initialiseHeader(static_cast<Header*>(mapping), create, path);
+  if (!s.ok()) {
+    munmap(mapping, kFileBytes);
+    return s;
+  }
+  out->reset(new NodeRegistry(path, mapping, kFileBytes));
+  return Status::Ok();
+}
+
+namespace {
+// What a reader (or a writer looking for a slot) concludes about one slot, whose
+// owner word it read as `owner`; kLive fills *e.
+enum class Verdict { kFree, kLive, kBusy, kDead };
+
+Verdict judge(NodeRegistry::Slot* s, std::uint64_t owner, RegistryEntry* e) {
+  if (owner == 0) return Verdict::kFree;
+  const int pid = static_cast<int>(ownerPid(owner));
+  std::uint64_t start = 0;
+  const bool alive = processStartTime(pid, &start);
+  const std::uint64_t published = s->published.load(std::memory_order_acquire);
+  e->kind = static_cast<RegistryEntry::Kind>(s->kind);
+  e->pid = s->pid;
+  e->startTime = s->startTime;
+  e->physicalDevice = s->physicalDevice;
+  e->logicalDevice = s->logicalDevice;
+  e->memoryTotal = s->memoryTotal;
+  e->memoryUsed = s->memoryUsed.load(std::memory_order_relaxed);
+  e->name.assign(s->name, strnlen(s->name, sizeof(s->name)));
+  e->rank = s->rank;
+  e->size = s->size;
+  const bool held = s->held.load(std::memory_order_relaxed) != 0;
+  if (s->owner.load(std::memory_order_acquire) != owner) return Verdict::kBusy;
+  if (!alive) return Verdict::kDead;
+  if (published != owner) return Verdict::kBusy;  // being written by a live process
+  if (e->pid != pid || e->startTime != start) return Verdict::kDead;  // pid reused
+  if (e->kind == RegistryEntry::Kind::kDevice && !held) return Verdict::kBusy;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::uint32_t v = s->opVersion.load(std::memory_order_acquire);
+    if (v % 2 != 0) continue;
+    e->lastSeq = s->lastSeq.load(std::memory_order_relaxed);
+    e->lastOpUnixMs = s->lastOpMs.load(std::memory_order_relaxed);
+    char text[17] = {0};
+    const std::uint64_t words[2] = {s->lastOp[0].load(std::memory_order_relaxed),
+                                    s->lastOp[1].load(std::memory_order_relaxed)};
+    std::memcpy(text, words, 16);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (s->opVersion.load(std::memory_order_relaxed) == v) {
+      e->lastOp = text;
+      break;
+    }
+  }
+  return Verdict::kLive;
+}
+}  // namespace
+
+Status NodeRegistry::claim(const SlotDescription& d, Slot** out) {
+  auto* header = static_cast<Header*>(mapping_);
+  const std::uint64_t claimNo = header->claims.fetch_add(1) + 1u;
+  const std::uint64_t mine = (claimNo << 32) | static_cast<std::uint32_t>(getpid());
+  const int first = static_cast<int>(getpid() % kSlotCount);
+  for (int i = 0; i < kSlotCount; ++i) {
+    Slot* s = slotAt((first + i) % kSlotCount);
+    std::uint64_t seen = s->owner.load(std::memory_order_acquire);
+    RegistryEntry ignored;
+    const Verdict v = judge(s, seen, &ignored);
+    if ((v != Verdict::kFree && v != Verdict::kDead) ||
+        !s->owner.compare_exchange_strong(seen, mine, std::memory_order_acq_rel)) {
+      continue;
+    }
+    s->kind = static_cast<std::uint32_t>(d.kind);
+    s->pid = static_cast<std::int32_t>(getpid());
+    s->startTime = selfStartTime();
+    s->physicalDevice = d.physicalDevice;
+    s->logicalDevice = d.logicalDevice;
+    s->rank = d.rank;
+    s->size = d.size;
+    s->memoryTotal = d.memoryTotal;
+    std::memset(s->name, 0, sizeof(s->name));
+    std::memcpy(s->name, d.name.data(), std::min(d.name.size(), sizeof(s->name) - 1));
+    s->held.store(0, std::memory_order_relaxed);
+    s->memoryUsed.store(0, std::memory_order_relaxed);
+    s->lastSeq.store(0, std::memory_order_relaxed);
+    s->lastOpMs.store(0, std::memory_order_relaxed);
+    s->lastOp[0].store(0, std::memory_order_relaxed);
+    s->lastOp[1].store(0, std::memory_order_relaxed);
+    s->opVersion.store(0, std::memory_order_relaxed);
+    s->published.store(mine, std::memory_order_release);
+    *out = s;
+    return Status::Ok();
+  }
+  return makeError(ErrorCode::kUnavailable,
+                   "node registry {}: all {} slots are held by live processes", path_, kSlotCount);
+}
+
+void NodeRegistry::release(Slot* slot) {
+  slot->published.store(0, std::memory_order_relaxed);
+  slot->owner.store(0, std::memory_order_release);
+}
+
+void NodeRegistry::setHeld(Slot* slot, bool held) {
+  slot->held.store(held ? 1 : 0, std::memory_order_relaxed);
+}
+
+void NodeRegistry::setMemoryUsed(Slot* slot, std::uint64_t bytes) {
+  slot->memoryUsed.store(bytes, std::memory_order_relaxed);
+}
+
+void NodeRegistry::noteOp(Slot* slot, std::uint64_t seq, const char* opName) {
+  std::uint64_t words[2] = {0, 0};
+  std::memcpy(words, opName, std::min<std::size_t>(std::strlen(opName), 16));
+  const std::uint32_t v = slot->opVersion.load(std::memory_order_relaxed);
+  slot->opVersion.store(v + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  if (seq != 0) slot->lastSeq.store(seq, std::memory_order_relaxed);
+  slot->lastOpMs.store(unixMs(), std::memory_order_relaxed);
+  slot->lastOp[0].store(words[0], std::memory_order_relaxed);
+  slot->lastOp[1].store(words[1], std::memory_order_relaxed);
+  slot->opVersion.store(v + 2, std::memory_order_release);
+}
+
+std::vector<RegistryEntry> NodeRegistry::liveEntries() {
+  std::vector<RegistryEntry> out;
+  for (int i = 0; i < kSlotCount; ++i) {
+    Slot* s = slotAt(i);
+    std::uint64_t seen = s->owner.load(std::memory_order_acquire);
+    RegistryEntry e;
+    const Verdict v = judge(s, seen, &e);
+    if (v == Verdict::kLive) out.push_back(std::move(e));
+    if (v == Verdict::kDead) s->owner.compare_exchange_strong(seen, 0);
+  }
+  return out;
+}
+
+// ---- Process-side hooks -------------------------------------------------------------
+
+namespace {
+constexpr int kMaxDevices = 64;  // COHORT_DEVICE_COUNT's bound
+
+// This process's registry, opened on first use; null when it cannot be opened.
+NodeRegistry* processRegistry() {
+  static NodeRegistry* registry = [] {
+    std::unique_ptr<NodeRegistry> r;
+    const Status s = NodeRegistry::open(NodeRegistry::defaultPath(), true, &r);
+    if (!s.ok()) {
+      COHORT_LOG(kInfo, "runtime", "cohort-smi will not list this process: {}", s.toString());
+    }
+    return r.release();
+  }();
+  return registry;
+}
+
+// Device slots stay claimed until the process exits (a device set again reuses
+// its slot), so a hook never writes to a slot another process took over.
+std::atomic<NodeRegistry::Slot*> gDeviceSlots[kMaxDevices];
+std::atomic<int> gPhysicalIds[kMaxDevices];
+
+struct CommSlot {
+  NodeRegistry::Slot* slot;
+  std::string name;
+  int rank, size;
+};
+std::mutex gCommMu;
+std::map<const void*, CommSlot> gComms;  // guarded by gCommMu
+
+bool validDevice(int id) { return id >= 0 && id < kMaxDevices; }
+}  // namespace
+
+void registryDeviceUp(int logicalDevice, int physicalDevice, std::uint64_t capacity) {
+  NodeRegistry* registry = processRegistry();
+  if (registry == nullptr || !validDevice(logicalDevice)) return;
+  gPhysicalIds[logicalDevice].store(physicalDevice + 1, std::memory_order_relaxed);
+  NodeRegistry::Slot* slot = gDeviceSlots[logicalDevice].load(std::memory_order_acquire);
+  if (slot == nullptr) {
+    SlotDescription d;
+    d.physicalDevice = physicalDevice;
+    d.logicalDevice = logicalDevice;
+    d.memoryTotal = capacity;
+    const Status s = registry->claim(d, &slot);
+    if (!s.ok()) {
+      COHORT_LOG(kInfo, "runtime", "device {} not listed by cohort-smi: {}", logicalDevice,
+                 s.toString());
+      return;
+    }
+    gDeviceSlots[logicalDevice].store(slot, std::memory_order_release);
+  }
+  NodeRegistry::setMemoryUsed(slot, 0);
+  NodeRegistry::setHeld(slot, true);
+}
+
+void registryDeviceDown(int logicalDevice) {
+  if (!validDevice(logicalDevice)) return;
+  NodeRegistry::Slot* slot = gDeviceSlots[logicalDevice].load(std::memory_order_acquire);
+  if (slot == nullptr) return;
+  NodeRegistry::setHeld(slot, false);
+  NodeRegistry::setMemoryUsed(slot, 0);
+}
+
+void registryNoteMemory(int logicalDevice, std::uint64_t used) {
+  if (!validDevice(logicalDevice)) return;
+  NodeRegistry::Slot* slot = gDeviceSlots[logicalDevice].load(std::memory_order_acquire);
+  if (slot != nullptr) NodeRegistry::setMemoryUsed(slot, used);
+}
+
+void registryNoteOp(const void* comm, const std::string& name, int rank, int size,
+                    int logicalDevice, std::uint64_t seq, const char* opName) {
+  NodeRegistry* registry = processRegistry();
+  if (registry == nullptr) return;
+  std::lock_guard<std::mutex> lock(gCommMu);
+  auto it = gComms.find(comm);
+  if (it != gComms.end() &&
+      (it->second.name != name || it->second.rank != rank || it->second.size != size)) {
+    if (it->second.slot != nullptr) registry->release(it->second.slot);  // a reused address
+    gComms.erase(it);
+    it = gComms.end();
+  }
+  if (it == gComms.end()) {
+    SlotDescription d;
+    d.kind = RegistryEntry::Kind::kCommunicator;
+    d.logicalDevice = logicalDevice;
+    d.physicalDevice = validDevice(logicalDevice) ? gPhysicalIds[logicalDevice].load() - 1 : -1;
+    d.name = name;
+    d.rank = rank;
+    d.size = size;
+    NodeRegistry::Slot* slot = nullptr;
+    const Status s = registry->claim(d, &slot);
+    if (!s.ok()) COHORT_LOG(kInfo, "runtime", "communicator {} not listed: {}", name, s.toString());
+    it = gComms.emplace(comm, CommSlot{slot, name, rank, size}).first;  // null: not retried
+  }
+  if (it->second.slot != nullptr) NodeRegistry::noteOp(it->second.slot, seq, opName);
+}
+
+void registryForgetComm(const void* comm) {
+  std::lock_guard<std::mutex> lock(gCommMu);
+  auto it = gComms.find(comm);
+  if (it == gComms.end()) return;
+  if (it->second.slot != nullptr) processRegistry()->release(it->second.slot);
+  gComms.erase(it);
+}
+
+}  // namespace cohort::runtime
