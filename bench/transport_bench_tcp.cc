@@ -6,10 +6,13 @@
 //
 //   build/bench/transport_bench_tcp [--rounds 3] [--nsocks N] [--congestion cubic]
 //
-// Each figure is the median of --rounds; GB/s = 1e9 B/s of payload.
+// Each figure is the median of --rounds; GB/s = 1e9 B/s of payload. "cpu ms/GB"
+// is the CPU time (user + system) both processes spent per GB moved: unlike
+// GB/s it hardly depends on what else the machine is running.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -105,6 +108,32 @@ void connectCohort(Link* link, int rank, int readFd, int writeFd, const Options&
   check(link->transport->connect(peer, theirs, &link->conn));
 }
 
+double cpuSeconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+struct Sample {
+  double gbps = 0;
+  double cpuMsPerGB = 0;
+};
+
+// Runs one timed stream and adds the child's CPU time (sent after the clock stopped).
+template <typename Stream>
+Sample measure(Link& l, std::size_t bytes, int iters, Stream&& stream) {
+  const double c0 = cpuSeconds();
+  const double seconds = stream();
+  double cpu = cpuSeconds() - c0, theirs = 0;
+  if (l.sender)
+    readAll(l.plain, &theirs, sizeof(theirs));
+  else
+    writeAll(l.plain, &cpu, sizeof(cpu));
+  const double gb = double(bytes) * iters / 1e9;
+  return Sample{gb / seconds, (cpu + theirs) * 1e3 / gb};
+}
+
 double plainStream(Link& l, std::vector<std::uint8_t>& buf, std::size_t bytes, int iters) {
   char ack = 0;
   const double t0 = now();
@@ -129,7 +158,7 @@ double cohortStream(Link& l, std::vector<std::uint8_t>& buf, std::size_t bytes, 
   }
   check(l.sender ? l.conn->postRecv(&ack, 1) : l.conn->postSend(&ack, 1));
   drain(*l.conn);
-  return double(bytes) * iters / (now() - t0) / 1e9;
+  return now() - t0;
 }
 
 double plainPing(Link& l, int pings) {
@@ -161,30 +190,41 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
+double median(const std::vector<Sample>& v, double Sample::*field) {
+  std::vector<double> x;
+  for (const Sample& s : v) x.push_back(s.*field);
+  return median(x);
+}
+
+void printHeader(const Options& o) {
+  std::printf(
+      "# transport_bench_tcp: 127.0.0.1, 2 processes; cohort tcp: %d socket(s)/peer, "
+      "congestion %s, chunk %zu KiB; plain: 1 blocking socket, system defaults, "
+      "TCP_NODELAY; medians of %d rounds\n# %10s %6s %11s %11s %7s %13s %13s\n",
+      o.tcp.socketsPerPeer, o.tcp.congestion.empty() ? "(system)" : o.tcp.congestion.c_str(),
+      o.tcp.chunkBytes >> 10, o.rounds, "size", "iters", "plain GB/s", "cohort GB/s", "ratio",
+      "plain cpu/GB", "cohort cpu/GB");
+}
+
+void bandwidth(Link& l, const Options& o, std::vector<std::uint8_t>& buf, std::size_t bytes) {
+  const int iters = static_cast<int>(std::clamp<std::size_t>(o.budget / bytes, 4, 2000));
+  std::vector<Sample> plain, ours;
+  for (int r = 0; r < o.rounds; ++r) {  // interleaved, so host noise hits both
+    plain.push_back(measure(l, bytes, iters, [&] { return plainStream(l, buf, bytes, iters); }));
+    ours.push_back(measure(l, bytes, iters, [&] { return cohortStream(l, buf, bytes, iters); }));
+  }
+  if (!l.sender) return;
+  const double p = median(plain, &Sample::gbps), c = median(ours, &Sample::gbps);
+  std::printf("  %10zu %6d %11.3f %11.3f %7.2f %10.0f ms %10.0f ms\n", bytes, iters, p, c, c / p,
+              median(plain, &Sample::cpuMsPerGB), median(ours, &Sample::cpuMsPerGB));
+}
+
 void run(Link& l, const Options& o) {
   std::vector<std::uint8_t> buf(o.maxBytes, 1);  // touched: no page faults while timed
-  if (l.sender) {
-    std::printf(
-        "# transport_bench_tcp: 127.0.0.1, 2 processes; cohort tcp: %d socket(s)/peer, "
-        "congestion %s, chunk %zu KiB; plain: 1 blocking socket, system defaults, "
-        "TCP_NODELAY\n# %10s %8s %12s %12s %8s\n",
-        o.tcp.socketsPerPeer, o.tcp.congestion.empty() ? "(system)" : o.tcp.congestion.c_str(),
-        o.tcp.chunkBytes >> 10, "size", "iters", "plain GB/s", "cohort GB/s", "ratio");
-  }
+  if (l.sender) printHeader(o);
   plainStream(l, buf, o.maxBytes, 2);  // warm both paths up
   cohortStream(l, buf, o.maxBytes, 2);
-  for (std::size_t bytes = o.minBytes; bytes <= o.maxBytes; bytes *= 4) {
-    const int iters = static_cast<int>(std::clamp<std::size_t>(o.budget / bytes, 4, 2000));
-    std::vector<double> plain, ours;
-    for (int r = 0; r < o.rounds; ++r) {  // interleaved, so host noise hits both
-      plain.push_back(plainStream(l, buf, bytes, iters));
-      ours.push_back(cohortStream(l, buf, bytes, iters));
-    }
-    if (l.sender) {
-      std::printf("  %10zu %8d %12.3f %12.3f %8.2f\n", bytes, iters, median(plain), median(ours),
-                  median(ours) / median(plain));
-    }
-  }
+  for (std::size_t bytes = o.minBytes; bytes <= o.maxBytes; bytes *= 4) bandwidth(l, o, buf, bytes);
   std::vector<double> plain, ours;
   for (int r = 0; r < o.rounds; ++r) {
     plainPing(l, o.pings / 10);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -11,6 +12,7 @@
 #include "cohort/communicator.h"
 #include "collective/mesh.h"
 #include "collective/op.h"
+#include "collective/op_history.h"
 #include "collective/selector.h"
 #include "transport/bootstrap.h"
 #include "transport/shm/shm_transport.h"
@@ -30,7 +32,8 @@ class Communicator::Impl {
   ~Impl();
 
   Status enqueue(collective::OpDesc op, runtime::Stream* stream);
-  Status runOp(const collective::OpDesc& op);
+  /// Runs `op` (entry `historyId` of the history) on the stream worker.
+  Status runOp(const collective::OpDesc& op, std::uint64_t historyId);
   Status validate(const collective::OpDesc& op, runtime::Stream* stream) const;
   Status split(int color, int key, std::unique_ptr<Impl>* out);
   void abort();
@@ -44,6 +47,8 @@ class Communicator::Impl {
  private:
   Impl() = default;
   Status connect();
+  Status runChosen(const collective::OpDesc& op, std::uint64_t historyId, Deadline deadline);
+  void logFailure(const Status& failure);
   Status runSchedule(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
   Status runSendRecv(const collective::OpDesc& op, Deadline deadline);
   Status runHierarchical(const collective::OpDesc& op, Deadline deadline);
@@ -71,9 +76,12 @@ class Communicator::Impl {
   runtime::Stream* lastUserStream_ = nullptr;  // the caller's stream of the last op
   std::uint64_t lastUserEnqueued_ = 0;         // its task count right after that op
   int splits_ = 0;
+  std::map<std::string, int> subComms_;  // sub-communicators made per rank list
   void* scratch_ = nullptr;
   std::size_t scratchBytes_ = 0;
   std::atomic<bool> aborted_{false};
+  std::unique_ptr<collective::OpHistory> history_;  // made by create(), never null after
+  bool failureLogged_ = false;                       // stream worker only
   mutable std::mutex errorMu_;
   Status asyncError_;
 

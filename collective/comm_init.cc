@@ -50,6 +50,30 @@ Status checkVersions(const std::vector<PeerInfo>& peers, int rank) {
   return Status::Ok();
 }
 
+// Rank-table jobs: each rank marks that it joined the store, so that a timeout can
+// say which ranks never came and where the table expects them.
+std::string joinedKey(int rank) { return fmt::format("table-joined/{}", rank); }
+
+std::string expectedAt(const ranktable::ClusterSpec& spec, int rank) {
+  const ranktable::RankInfo& r = spec.ranks[static_cast<std::size_t>(rank)];
+  const std::string server =
+      r.serverIndex >= 0 ? spec.servers[static_cast<std::size_t>(r.serverIndex)].serverId : "?";
+  return fmt::format("server '{}', host_ip {}, device {}, device_ip {}", server,
+                     r.hostIp.empty() ? "-" : r.hostIp, r.deviceId,
+                     r.deviceIp.empty() ? "-" : r.deviceIp);
+}
+
+std::string neverJoined(const ranktable::ClusterSpec& spec, transport::Store& store) {
+  std::string text;
+  for (std::size_t r = 0; r < spec.ranks.size(); ++r) {
+    bool joined = true;
+    if (!store.check(joinedKey(static_cast<int>(r)), &joined).ok() || joined) continue;
+    text += fmt::format("; rank {} never joined (the rank table expects it on {})", r,
+                        expectedAt(spec, static_cast<int>(r)));
+  }
+  return text;
+}
+
 // Processes that made a root info keep its store server alive until they exit.
 std::mutex gServersMu;
 std::vector<std::shared_ptr<transport::TcpStoreServer>> gServers;
@@ -66,6 +90,8 @@ Status Communicator::Impl::create(std::shared_ptr<transport::Store> store,
   impl->prefix = prefix;
   impl->token_ = token;
   impl->store_ = std::move(store);
+  impl->history_ = std::make_unique<collective::OpHistory>(
+      fmt::format("rank {} of {}, communicator '{}' (device {})", rank, size, prefix, device));
   impl->bootstrap_ = std::make_unique<transport::Bootstrap>(
       std::make_shared<transport::PrefixStore>(impl->store_, prefix), rank, size);
   std::string algo = Config::global().algo;
@@ -235,15 +261,28 @@ void Communicator::Impl::setAsyncError(const Status& s) {
   if (asyncError_.ok()) asyncError_ = s;
 }
 
+// The caller's stream waits for the operation's completion event under a
+// watchdog of the same COHORT_EXEC_TIMEOUT (runtime), started a moment before the
+// operation itself. The operation gives up a little earlier (a tenth, at most
+// 1 s), so that its own error, naming the step and the late peer, is what the
+// caller sees rather than the watchdog's.
 Deadline Communicator::Impl::execDeadline() const {
   const int s = Config::global().execTimeoutS;
-  return s == 0 ? Deadline::never() : Deadline::after(std::chrono::seconds(s));
+  if (s == 0) return Deadline::never();
+  const std::chrono::milliseconds limit(1000LL * s);
+  return Deadline::after(limit - std::min<std::chrono::milliseconds>(limit / 10,
+                                                                     std::chrono::seconds(1)));
 }
 
 // ---- Public construction ----
 
 Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Communicator::~Communicator() = default;
+
+void Communicator::destroy(std::unique_ptr<Communicator> comm, bool abortPending) {
+  if (comm != nullptr && abortPending) comm->abort();
+  comm.reset();
+}
 
 Status Communicator::getUniqueId(UniqueId* id) {
   if (id == nullptr) return recordError(Status(ErrorCode::kInvalidArgument, "getUniqueId: id is null"));
@@ -319,41 +358,53 @@ Status Communicator::initFromRankTable(const std::string& path, int rank,
     return recordError(makeError(ErrorCode::kValidationError, "{}: rank 0 has neither host_ip "
                                  "nor device_ip: no address to rendezvous at", path));
   }
-  const int port = Config::global().ifBasePort;
-  transport::JobToken token;
-  if (!Config::global().jobToken.empty()) {
-    token = transport::JobToken::fromText(Config::global().jobToken);
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    token = transport::JobToken::fromText("ranktable:" + text.str());
-  }
-  std::shared_ptr<transport::TcpStoreServer> server;
-  if (rank == 0) {
-    transport::StoreServerOptions so;
-    so.bindAddress = address;
-    so.port = port;
-    so.token = token;
-    s = transport::TcpStoreServer::start(so, &server);
-    if (!s.ok()) {
-      return recordError(makeError(s.code(), "rank 0 of {} serves the rendezvous at {}:{} (its "
-                                   "host_ip or device_ip): {}", path, address, port, s.message()));
-    }
-    std::lock_guard<std::mutex> lock(gServersMu);
-    gServers.push_back(server);
-  }
+  // Under a launcher (cohortrun sets COHORT_ROOT_INFO) the job's store is used;
+  // otherwise the table's rank 0 serves one at its address.
   std::shared_ptr<transport::Store> store;
-  COHORT_RETURN_IF_ERROR(recordError(
-      transport::connectTcpStore(address, port, token, rank, connectDeadline(), &store)));
+  transport::JobToken token;
+  transport::JobEnvironment job;
+  if (transport::detectJobEnvironment(&job).ok() && job.rootInfo.has_value()) {
+    token = job.rootInfo->token;
+    COHORT_RETURN_IF_ERROR(recordError(
+        transport::connectStore(*job.rootInfo, rank, connectDeadline(), &store)));
+  } else {
+    const int port = Config::global().ifBasePort;
+    if (!Config::global().jobToken.empty()) {
+      token = transport::JobToken::fromText(Config::global().jobToken);
+    } else {
+      std::ifstream in(path, std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      token = transport::JobToken::fromText("ranktable:" + text.str());
+    }
+    if (rank == 0) {
+      transport::StoreServerOptions so;
+      so.bindAddress = address;
+      so.port = port;
+      so.token = token;
+      std::shared_ptr<transport::TcpStoreServer> server;
+      s = transport::TcpStoreServer::start(so, &server);
+      if (!s.ok()) {
+        return recordError(makeError(s.code(), "rank 0 of {} serves the rendezvous at {}:{} (its "
+                                     "host_ip or device_ip): {}", path, address, port, s.message()));
+      }
+      std::lock_guard<std::mutex> lock(gServersMu);
+      gServers.push_back(server);
+    }
+    COHORT_RETURN_IF_ERROR(recordError(
+        transport::connectTcpStore(address, port, token, rank, connectDeadline(), &store)));
+  }
   int device = -1;
   if (!runtime::getDevice(&device).ok()) {
     device = spec.ranks[static_cast<std::size_t>(rank)].deviceId;
     COHORT_RETURN_IF_ERROR(recordError(runtime::setDevice(device)));
   }
   std::unique_ptr<Impl> impl;
-  COHORT_RETURN_IF_ERROR(recordError(
-      Impl::create(store, "table", token, rank, static_cast<int>(spec.rankCount()), device, &impl)));
+  s = Impl::create(store, "table", token, rank, static_cast<int>(spec.rankCount()), device, &impl);
+  if (s.code() == ErrorCode::kTimeout) {
+    s = Status(s.code(), s.message() + neverJoined(spec, *store));
+  }
+  COHORT_RETURN_IF_ERROR(recordError(s));
   out->reset(new Communicator(std::move(impl)));
   return Status::Ok();
 }
@@ -428,6 +479,7 @@ Status Communicator::subCommunicator(const std::vector<int>& ranks,
     return recordError(makeError(ErrorCode::kInvalidArgument,
                                  "subCommunicator: this rank ({}) is not in the list", rank()));
   }
+  key += "/" + std::to_string(impl_->subComms_[key]++);  // the same list may be used again
   std::unique_ptr<Impl> impl;
   COHORT_RETURN_IF_ERROR(recordError(Impl::create(
       impl_->store_, impl_->prefix + "/" + key, impl_->token_, static_cast<int>(pos - ranks.begin()),

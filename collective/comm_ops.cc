@@ -139,11 +139,16 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
     COHORT_RETURN_IF_ERROR(runtime::eventRecord(before_, stream));
     COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream_, before_));
   }
-  COHORT_RETURN_IF_ERROR(runtime::launchKernel(stream_, [this, op](runtime::Stream*) {
-    Status s = runOp(op);
+  const std::uint64_t historyId = history_->queued(op);
+  Status launched = runtime::launchKernel(stream_, [this, op, historyId](runtime::Stream*) {
+    Status s = runOp(op, historyId);
     if (!s.ok()) setAsyncError(s);
     return s;
-  }));
+  });
+  if (!launched.ok()) {
+    history_->finished(historyId, launched);
+    return launched;
+  }
   COHORT_RETURN_IF_ERROR(runtime::eventRecord(after_, stream_));
   COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream, after_));
   lastUserStream_ = stream;

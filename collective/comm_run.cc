@@ -8,6 +8,7 @@
 #include "collective/comm_impl.h"
 #include "collective/datatype.h"
 #include "collective/executor.h"
+#include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "runtime/node_registry.h"
@@ -116,6 +117,26 @@ Schedule buildSchedule(const OpDesc& op, Algo algo, int rank, int size) {
   }
 }
 
+// One rank: the result is the input (avg of one value is itself).
+Status copyAlone(const OpDesc& op) {
+  const std::size_t e = dataTypeSize(op.type);
+  std::size_t bytes = op.count * e;
+  if (op.coll == Coll::kAllToAllV || op.coll == Coll::kAllGatherV ||
+      op.coll == Coll::kReduceScatterV) {
+    bytes = op.counts.empty() ? 0 : op.counts[0] * e;
+  }
+  const char* src = static_cast<const char*>(op.input) +
+                    (op.coll == Coll::kAllToAllV || op.coll == Coll::kReduceScatterV
+                         ? op.displs[0] * e : 0);
+  char* dst = static_cast<char*>(op.output) +
+              (op.coll == Coll::kAllToAllV ? op.displs2[0] * e
+               : op.coll == Coll::kAllGatherV ? op.displs[0] * e : 0);
+  if (bytes > 0 && op.coll != Coll::kBroadcast && op.coll != Coll::kBarrier && src != dst) {
+    std::memmove(dst, src, bytes);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status Communicator::Impl::runSendRecv(const OpDesc& op, Deadline deadline) {
@@ -129,7 +150,8 @@ Status Communicator::Impl::runSendRecv(const OpDesc& op, Deadline deadline) {
   }
   if (active.empty()) return Status::Ok();
   return transport::waitIdle(active.data(), active.size(), deadline,
-                             fmt::format("send/recv with {} peer(s) on rank {}", active.size(), rank));
+                             fmt::format("send/recv with {} peer(s) on rank {}", active.size(), rank),
+                             collective::waitControl(&aborted_));
 }
 
 Status Communicator::Impl::runHierarchical(const OpDesc& op, Deadline deadline) {
@@ -146,7 +168,7 @@ Status Communicator::Impl::runHierarchical(const OpDesc& op, Deadline deadline) 
     part.op = op.op == ReduceOp::kAvg ? ReduceOp::kSum : op.op;
     collective::ExecBuffers bufs{slice, slice, nullptr};
     return collective::execute(sched, bufs, crossConns_, collective::reductionFor(op.type, part.op),
-                               part, rank, deadline);
+                               part, rank, deadline, &aborted_);
   };
   return mesh_->hierarchicalAllReduce(op, size, inter, deadline, aborted_);
 }
@@ -163,7 +185,8 @@ Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline dea
     bufs.scratch = static_cast<char*>(p);
   }
   const auto& red = collective::reductionFor(op.type, op.op);
-  COHORT_RETURN_IF_ERROR(collective::execute(sched, bufs, connPtrs_, red, op, rank, deadline));
+  COHORT_RETURN_IF_ERROR(
+      collective::execute(sched, bufs, connPtrs_, red, op, rank, deadline, &aborted_));
   if (op.op == ReduceOp::kAvg) {
     std::size_t count = 0;
     if (op.coll == Coll::kAllReduce || op.coll == Coll::kReduceScatter ||
@@ -175,42 +198,52 @@ Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline dea
   return Status::Ok();
 }
 
-Status Communicator::Impl::runOp(const OpDesc& op) {
-  if (aborted_.load()) return makeError(ErrorCode::kAborted, "{}: aborted", op.describe());
-  const Deadline deadline = execDeadline();
-  if (op.coll == Coll::kSendRecv) return runSendRecv(op, deadline);
+Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId) {
+  collective::OpHistory::RunScope scope(history_.get(), historyId);
+  Status s = aborted_.load() ? makeError(ErrorCode::kAborted, "{}: aborted", op.describe())
+                             : runChosen(op, historyId, execDeadline());
+  if (!s.ok()) {
+    const std::string limit =
+        s.code() == ErrorCode::kTimeout
+            ? fmt::format(" (COHORT_EXEC_TIMEOUT is {} s)", Config::global().execTimeoutS)
+            : "";
+    s = makeError(s.code(), "rank {}: {}{}", rank, s.message(), limit);
+  }
+  history_->finished(historyId, s);
+  if (s.ok()) runtime::registryNoteOp(this, prefix, rank, size, device, op.seq, collName(op.coll));
+  if (!s.ok()) logFailure(s);
+  return s;
+}
+
+Status Communicator::Impl::runChosen(const OpDesc& op, std::uint64_t historyId,
+                                     Deadline deadline) {
+  if (op.coll == Coll::kSendRecv) {
+    history_->started(historyId, op, "send/recv");
+    return runSendRecv(op, deadline);
+  }
   if (size == 1) {
-    // One rank: the result is the input (avg of one value is itself).
-    const std::size_t e = dataTypeSize(op.type);
-    std::size_t bytes = op.count * e;
-    if (op.coll == Coll::kAllToAllV || op.coll == Coll::kAllGatherV ||
-        op.coll == Coll::kReduceScatterV) {
-      bytes = op.counts.empty() ? 0 : op.counts[0] * e;
-    }
-    const char* src = static_cast<const char*>(op.input) +
-                      (op.coll == Coll::kAllToAllV || op.coll == Coll::kReduceScatterV
-                           ? op.displs[0] * e : 0);
-    char* dst = static_cast<char*>(op.output) +
-                (op.coll == Coll::kAllToAllV ? op.displs2[0] * e
-                 : op.coll == Coll::kAllGatherV ? op.displs[0] * e : 0);
-    if (bytes > 0 && op.coll != Coll::kBroadcast && op.coll != Coll::kBarrier && src != dst) {
-      std::memmove(dst, src, bytes);
-    }
-    runtime::registryNoteOp(this, prefix, rank, size, device, op.seq, collName(op.coll));
-    return Status::Ok();
+    history_->started(historyId, op, "local copy");
+    return copyAlone(op);
   }
   Algo algo = Algo::kAuto;
   COHORT_RETURN_IF_ERROR(collective::selectAlgorithm(op, topo_, overrides_, &algo));
   lastChoice = fmt::format("{}={} {}", collName(op.coll), collective::algoName(algo),
                            algo == Algo::kMesh ? "shm" : (connPtrs_[rank == 0 ? 1 : 0]->kind()));
+  history_->started(historyId, op, lastChoice);
   COHORT_LOG(kInfo, "collective", "{} start: {}", op.describe(), lastChoice);
   Status s = algo == Algo::kMesh           ? mesh_->run(op, deadline, aborted_)
              : algo == Algo::kHierarchical ? runHierarchical(op, deadline)
                                            : runSchedule(op, algo, deadline);
   COHORT_LOG(kInfo, "collective", "{} end: {}", op.describe(), s.toString());
-  if (!s.ok()) return makeError(s.code(), "rank {}: {}", rank, s.message());
-  runtime::registryNoteOp(this, prefix, rank, size, device, op.seq, collName(op.coll));
   return s;
+}
+
+// The first failure of this communicator is logged with its operation history, on
+// every rank that sees one: together the logs show who waited for whom.
+void Communicator::Impl::logFailure(const Status& failure) {
+  if (failureLogged_) return;
+  failureLogged_ = true;
+  COHORT_LOG(kError, "collective", "{}\n{}", failure.toString(), history_->format());
 }
 
 }  // namespace cohort

@@ -118,8 +118,16 @@ struct WideOf<T, true> {  // at least 32 bits, so uint16 * uint16 cannot overflo
 template <typename T>
 using Wide = typename WideOf<T>::type;
 
+// AVX2 and baseline versions chosen at load time (an ifunc). Sanitizer runtimes
+// cannot resolve ifuncs that early, so sanitized builds keep one version.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define COHORT_KERNEL_CLONES
+#else
+#define COHORT_KERNEL_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
 template <typename T, typename Op>
-__attribute__((target_clones("avx2", "default"))) void kernel(
+COHORT_KERNEL_CLONES void kernel(
     void* dst, const void* a, const void* b, std::size_t bytes, const void*) {
   const std::size_t n = bytes / sizeof(T);
   T* __restrict d = static_cast<T*>(dst);

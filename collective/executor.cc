@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "collective/op_history.h"
 #include "common/error.h"
 
 namespace cohort::collective {
@@ -27,7 +28,8 @@ namespace {
 
 // Exchanges fingerprints with every peer the schedule talks to.
 Status checkFingerprints(const Schedule& schedule, const std::vector<transport::Connection*>& conns,
-                         const OpDesc& op, int rank, Deadline deadline, const std::string& what) {
+                         const OpDesc& op, int rank, Deadline deadline, const std::string& what,
+                         const transport::WaitControl& control) {
   std::vector<int> peers;
   for (const auto& round : schedule.rounds) {
     for (const Step& s : round) {
@@ -47,7 +49,7 @@ Status checkFingerprints(const Schedule& schedule, const std::vector<transport::
     active.push_back(c);
   }
   COHORT_RETURN_IF_ERROR(transport::waitIdle(active.data(), active.size(), deadline,
-                                             what + " (argument check)"));
+                                             what + " (argument check)", control));
   for (std::size_t i = 0; i < peers.size(); ++i) {
     const std::string diff = fingerprintDiff(mine, theirs[i]);
     if (!diff.empty()) {
@@ -61,11 +63,21 @@ Status checkFingerprints(const Schedule& schedule, const std::vector<transport::
 
 }  // namespace
 
+transport::WaitControl waitControl(const std::atomic<bool>* abort) {
+  transport::WaitControl control;
+  control.abort = abort;
+  control.onSlow = [](const std::string& what, const std::string& pending) {
+    noteWait(fmt::format("{}: waiting for {}", what, pending));
+  };
+  return control;
+}
+
 Status execute(const Schedule& schedule, const ExecBuffers& buffers,
                const std::vector<transport::Connection*>& conns,
                const transport::Reduction& reduction, const OpDesc& op, int rank,
-               Deadline deadline) {
+               Deadline deadline, const std::atomic<bool>* abort) {
   const std::string what = op.describe();
+  const transport::WaitControl control = waitControl(abort);
   for (const auto& round : schedule.rounds) {
     for (const Step& s : round) {
       if (s.peer >= 0 && (static_cast<std::size_t>(s.peer) >= conns.size() || conns[s.peer] == nullptr)) {
@@ -73,7 +85,7 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
       }
     }
   }
-  COHORT_RETURN_IF_ERROR(checkFingerprints(schedule, conns, op, rank, deadline, what));
+  COHORT_RETURN_IF_ERROR(checkFingerprints(schedule, conns, op, rank, deadline, what, control));
   std::vector<transport::Connection*> active;
   for (std::size_t r = 0; r < schedule.rounds.size(); ++r) {
     active.clear();
@@ -105,7 +117,8 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
     }
     if (active.empty()) continue;
     Status st = transport::waitIdle(active.data(), active.size(), deadline,
-                                    fmt::format("{} ({} round {})", what, schedule.algorithm, r));
+                                    fmt::format("{} ({} round {})", what, schedule.algorithm, r),
+                                    control);
     if (!st.ok()) return st;
   }
   return Status::Ok();

@@ -1,6 +1,7 @@
 // Runs a Schedule on this rank's buffers with its connections.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -19,12 +20,17 @@ struct ExecBuffers {
 /// `conns[p]` is the connection to group rank p (null for self). Before any data
 /// moves, this rank and every peer of the schedule exchange the operation's
 /// fingerprint; a difference fails the operation on both sides with kMismatch
-/// naming the parameter and both values, and no buffer is touched. `what` names
-/// the operation in errors; the timeout error also names the round and the
-/// peer(s) still pending.
+/// naming the parameter and both values, and no buffer is touched. Errors name
+/// the operation (op.describe()); the timeout error also names the round and the
+/// peer(s) still pending. Once `*abort` reads true, the wait in progress returns
+/// kAborted within about 50 ms.
 Status execute(const Schedule& schedule, const ExecBuffers& buffers,
                const std::vector<transport::Connection*>& conns,
                const transport::Reduction& reduction, const OpDesc& op, int rank,
-               Deadline deadline);
+               Deadline deadline, const std::atomic<bool>* abort = nullptr);
+
+/// The controls of a collective's waits: `abort`, and slow waits noted in the
+/// running operation's history (noteWait).
+transport::WaitControl waitControl(const std::atomic<bool>* abort);
 
 }  // namespace cohort::collective

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "collective/datatype.h"
+#include "collective/op_history.h"
 #include "collective/schedule.h"
 #include "common/error.h"
 
@@ -25,6 +26,9 @@ constexpr std::size_t kSmallBytes = 16 << 10;  // one-barrier staging path up to
 constexpr std::size_t kChunkBytes = 32 << 10;  // reduction block kept in cache
 constexpr auto kLivenessEvery = std::chrono::milliseconds(200);
 constexpr std::int32_t kNoBuffer = -2;
+// A rank's `arrive` counter once it left the group (aborted or destroyed): its
+// peers fail at their next liveness check instead of waiting for it.
+constexpr std::uint64_t kLeft = ~std::uint64_t(0);
 
 std::size_t inBytes(const OpDesc& op, int n) {
   const std::size_t b = op.count * dataTypeSize(op.type);
@@ -55,6 +59,12 @@ Mesh::Mesh(transport::shm::ShmTransport* shm,
     : shm_(shm), members_(std::move(members)), me_(me), n_(static_cast<int>(members_.size())),
       scratch_(std::move(scratch)) {}
 
+Mesh::~Mesh() { leave(); }
+
+void Mesh::leave() {
+  members_[static_cast<std::size_t>(me_)]->block->arrive.store(kLeft, std::memory_order_release);
+}
+
 bool Mesh::supports(Coll c) {
   switch (c) {
     case Coll::kAllReduce: case Coll::kAllGather: case Coll::kReduceScatter:
@@ -79,27 +89,45 @@ Status Mesh::barrier(const OpDesc& op, const char* phase, Deadline deadline,
     if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
     if (lead->sharedWake.waitUntil(ready, slice)) return Status::Ok();
     if (aborted.load()) {
+      leave();  // peers waiting for this rank fail instead of hanging
       return makeError(ErrorCode::kAborted, "{} aborted on this rank ({})", op.describe(), phase);
     }
     std::string late;
-    for (int j = 0; j < n_; ++j) {
-      const auto* m = members_[static_cast<std::size_t>(j)];
-      if (j == me_) continue;
-      if (kill(m->pid, 0) != 0 && errno == ESRCH) {
-        return makeError(ErrorCode::kRemoteError,
-                         "remote rank {} died (process {} is gone) during {} ({})", m->rank,
-                         m->pid, op.describe(), phase);
-      }
-      if (m->block->arrive.load(std::memory_order_acquire) < barriers_) {
-        late += (late.empty() ? "" : ", ") + std::to_string(m->rank);
-      }
-    }
+    COHORT_RETURN_IF_ERROR(checkPeers(op, phase, &late));
+    noteWait(fmt::format("{} (mesh barrier '{}'): waiting for rank(s) {}", op.describe(), phase,
+                         late.empty() ? "?" : late));
     if (deadline.expired()) {
       return makeError(ErrorCode::kTimeout,
-                       "{} timed out (COHORT_EXEC_TIMEOUT) at step '{}' waiting for rank(s) {}",
+                       "{} timed out at step '{}' waiting for rank(s) {}",
                        op.describe(), phase, late.empty() ? "?" : late);
     }
   }
+}
+
+// A dead or departed member fails the barrier; *late lists the members that have
+// not reached it yet.
+Status Mesh::checkPeers(const OpDesc& op, const char* phase, std::string* late) const {
+  // Deaths first: a peer that left may only have left because another one died.
+  for (int j = 0; j < n_; ++j) {
+    const auto* m = members_[static_cast<std::size_t>(j)];
+    if (j != me_ && kill(m->pid, 0) != 0 && errno == ESRCH) {
+      return makeError(ErrorCode::kRemoteError,
+                       "remote rank {} died (process {} is gone) during {} ({})", m->rank,
+                       m->pid, op.describe(), phase);
+    }
+  }
+  for (int j = 0; j < n_; ++j) {
+    const auto* m = members_[static_cast<std::size_t>(j)];
+    if (j == me_) continue;
+    const std::uint64_t arrived = m->block->arrive.load(std::memory_order_acquire);
+    if (arrived == kLeft) {
+      return makeError(ErrorCode::kRemoteError,
+                       "remote rank {} (process {}) left the communicator (aborted or destroyed) "
+                       "during {} ({})", m->rank, m->pid, op.describe(), phase);
+    }
+    if (arrived < barriers_) *late += (late->empty() ? "" : ", ") + std::to_string(m->rank);
+  }
+  return Status::Ok();
 }
 
 Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline deadline,

@@ -21,6 +21,10 @@ class Mesh {
   /// segment) for buffers that are plain host memory.
   Mesh(transport::shm::ShmTransport* shm, std::vector<const transport::shm::ShmPeer*> members,
        int me, std::function<Status(std::size_t, void**)> scratch);
+  /// Marks this rank as gone for its peers (see leave()).
+  ~Mesh();
+  Mesh(const Mesh&) = delete;
+  Mesh& operator=(const Mesh&) = delete;
 
   /// Whether the mesh implements this operation.
   static bool supports(Coll coll);
@@ -36,6 +40,10 @@ class Mesh {
   struct Views;  // the peers' buffers of one op, mapped here
   Status barrier(const OpDesc& op, const char* phase, Deadline deadline,
                  const std::atomic<bool>& aborted);
+  Status checkPeers(const OpDesc& op, const char* phase, std::string* late) const;
+  /// Tells the peers this rank takes no further part: a peer waiting in a barrier
+  /// fails with kRemoteError at its next liveness check (within 200 ms).
+  void leave();
   Status publish(const OpDesc& op, const void* in, const void* out, Deadline deadline,
                  const std::atomic<bool>& aborted, Views* views);
   Status small(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);

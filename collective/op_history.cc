@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <ctime>
 #include <thread>
+#include <utility>
 
 #include "common/log.h"
 
@@ -147,7 +148,8 @@ const char* opStateName(OpState state) {
 }
 
 OpHistory::OpHistory(std::string label, std::size_t capacity)
-    : label_(std::move(label)), capacity_(std::max<std::size_t>(capacity, 2)), ring_(capacity_) {
+    : label_(std::move(label)), capacity_(std::max<std::size_t>(capacity, 2)) {
+  records_.reserve(capacity_);
   static std::once_flag installed;
   std::call_once(installed, installReportSignal);
   std::lock_guard<std::mutex> lock(registry().mu);
@@ -160,21 +162,26 @@ OpHistory::~OpHistory() {
   reg.live.erase(std::remove(reg.live.begin(), reg.live.end(), this), reg.live.end());
 }
 
-void OpHistory::makeRoom() {
-  if (count_ < capacity_) return;
-  // The oldest record goes, unless it is running: then the next one goes.
-  OpRecord& oldest = ring_[first_];
-  if (oldest.state == OpState::kRunning) std::swap(oldest, ring_[(first_ + 1) % capacity_]);
-  first_ = (first_ + 1) % capacity_;
-  --count_;
-}
-
-std::uint64_t OpHistory::queued(const OpDesc& op) {
-  const auto now = system_clock::now();
-  std::lock_guard<std::mutex> lock(mu_);
-  makeRoom();
-  OpRecord& r = ring_[(first_ + count_++) % capacity_];
-  r.id = nextId_++;
+// A fresh record for `id`: a new slot while there is room, else the victim the
+// class comment describes (storage of the victim is reused).
+OpRecord& OpHistory::slotFor(std::uint64_t id, const OpDesc& op, OpRecord::Time now) {
+  OpRecord* victim = nullptr;
+  if (records_.size() < capacity_) {
+    victim = &records_.emplace_back();
+  } else {
+    // Finished before queued, older before newer; at most one record is running
+    // and capacity_ >= 2, so it is never the smallest.
+    auto order = [](const OpRecord& r) {
+      const int cls = r.state == OpState::kRunning ? 2 : r.state == OpState::kQueued ? 1 : 0;
+      return std::make_pair(cls, r.id);
+    };
+    victim = &*std::min_element(records_.begin(), records_.end(),
+                                [&](const OpRecord& a, const OpRecord& b) {
+                                  return order(a) < order(b);
+                                });
+  }
+  OpRecord& r = *victim;
+  r.id = id;
   r.op = op;
   r.algorithm.clear();
   r.state = OpState::kQueued;
@@ -182,25 +189,32 @@ std::uint64_t OpHistory::queued(const OpDesc& op) {
   r.started = r.ended = OpRecord::Time{};
   r.waitingFor.clear();
   r.error.clear();
-  return r.id;
+  return r;
+}
+
+std::uint64_t OpHistory::queued(const OpDesc& op) {
+  const auto now = system_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::uint64_t id = nextId_++;
+  slotFor(id, op, now);
+  return id;
 }
 
 OpRecord* OpHistory::find(std::uint64_t id) {
-  for (std::size_t i = 0; i < count_; ++i) {
-    OpRecord& r = ring_[(first_ + i) % capacity_];
+  for (OpRecord& r : records_) {
     if (r.id == id) return &r;
   }
   return nullptr;
 }
 
-void OpHistory::started(std::uint64_t id, const std::string& algorithm) {
+void OpHistory::started(std::uint64_t id, const OpDesc& op, const std::string& algorithm) {
   const auto now = system_clock::now();
   std::lock_guard<std::mutex> lock(mu_);
-  if (OpRecord* r = find(id)) {
-    r->state = OpState::kRunning;
-    r->algorithm = algorithm;
-    r->started = now;
-  }
+  OpRecord* r = find(id);
+  if (r == nullptr) r = &slotFor(id, op, now);  // evicted while queued
+  r->state = OpState::kRunning;
+  r->algorithm = algorithm;
+  r->started = now;
 }
 
 void OpHistory::waiting(std::uint64_t id, std::string what) {
@@ -221,10 +235,13 @@ void OpHistory::finished(std::uint64_t id, const Status& status) {
 }
 
 std::vector<OpRecord> OpHistory::snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
   std::vector<OpRecord> out;
-  out.reserve(count_);
-  for (std::size_t i = 0; i < count_; ++i) out.push_back(ring_[(first_ + i) % capacity_]);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out = records_;
+  }
+  std::sort(out.begin(), out.end(),
+            [](const OpRecord& a, const OpRecord& b) { return a.id < b.id; });
   return out;
 }
 

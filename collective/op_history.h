@@ -35,8 +35,10 @@ struct OpRecord {
   std::string error;       ///< when failed
 };
 
-/// Keeps the last `capacity` operations; when full, the oldest record that is not
-/// running makes room (the running one stays: it is what a hang report needs).
+/// Keeps the last `capacity` operations. When full, the oldest finished record
+/// makes room, else the oldest queued one: the running operation always stays (it
+/// is what a hang report needs), and one evicted while queued comes back when it
+/// starts.
 /// Thread-safe (one mutex): the caller's thread records queued operations, the
 /// stream worker their start, waits and end, any thread formats. While it lives,
 /// the history is listed for SIGUSR1 reports (the first history installs the
@@ -53,7 +55,7 @@ class OpHistory {
 
   /// Records a queued operation; returns its id for the calls below.
   std::uint64_t queued(const OpDesc& op);
-  void started(std::uint64_t id, const std::string& algorithm);
+  void started(std::uint64_t id, const OpDesc& op, const std::string& algorithm);
   /// What the running operation waits for now ("... (ring round 3): waiting for rank 1").
   void waiting(std::uint64_t id, std::string what);
   void finished(std::uint64_t id, const Status& status);
@@ -74,15 +76,14 @@ class OpHistory {
   };
 
  private:
-  OpRecord* find(std::uint64_t id);  // null once evicted; caller holds mu_
-  void makeRoom();                   // caller holds mu_
+  // Both need mu_ held.
+  OpRecord* find(std::uint64_t id);  // null once evicted
+  OpRecord& slotFor(std::uint64_t id, const OpDesc& op, OpRecord::Time now);
 
   const std::string label_;
   const std::size_t capacity_;
   mutable std::mutex mu_;
-  std::vector<OpRecord> ring_;  // capacity_ slots, a circular buffer
-  std::size_t first_ = 0;       // slot of the oldest record
-  std::size_t count_ = 0;
+  std::vector<OpRecord> records_;  // in no particular order; at most capacity_
   std::uint64_t nextId_ = 1;
 };
 

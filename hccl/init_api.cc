@@ -169,6 +169,19 @@ Outcome readRankList(const char* function, const Communicator& parent, std::uint
   return Status::Ok();
 }
 
+// Communicator::subCommunicator keys its rendezvous by the rank list, so a parent
+// makes one sub-communicator per list.
+Outcome claimRankList(const char* function, const std::vector<int>& ranks, CommEntry* parent) {
+  const std::string key = fmt::format("{}", fmt::join(ranks, ","));
+  std::lock_guard<std::mutex> lock(parent->mu);
+  if (parent->subRankLists.insert(key).second) return Status::Ok();
+  return Outcome(HCCL_E_NOT_SUPPORT,
+                 cohort::makeError(ErrorCode::kNotSupported,
+                                   "{}: communicator '{}' already made a sub-communicator of ranks "
+                                   "[{}]; Cohort makes one per rank list",
+                                   function, parent->name, key));
+}
+
 Outcome createSubComm(const char* function, HcclComm* comm, std::uint32_t rankNum,
                       const std::uint32_t* rankIds, std::uint64_t subCommId,
                       std::uint32_t subCommRankId, const HcclCommConfig* config,
@@ -187,17 +200,7 @@ Outcome createSubComm(const char* function, HcclComm* comm, std::uint32_t rankNu
       readRankList(function, *parent->comm, rankNum, rankIds, subCommRankId, &ranks));
   CommSettings settings;
   HCCL_RETURN_IF_FAILED(cohort::hccl::readCommConfig(function, config, &settings));
-  const std::string key = fmt::format("{}", fmt::join(ranks, ","));
-  {
-    std::lock_guard<std::mutex> lock(parent->mu);
-    if (!parent->subRankLists.insert(key).second) {
-      return Outcome(HCCL_E_NOT_SUPPORT,
-                     cohort::makeError(ErrorCode::kNotSupported,
-                                       "{}: communicator '{}' already made a sub-communicator of "
-                                       "ranks [{}]; Cohort makes one per rank list",
-                                       function, parent->name, key));
-    }
-  }
+  HCCL_RETURN_IF_FAILED(claimRankList(function, ranks, parent.get()));
   std::unique_ptr<Communicator> made;
   COHORT_RETURN_IF_ERROR(parent->comm->subCommunicator(ranks, &made));
   HCCL_RETURN_IF_FAILED(cohort::hccl::applyCommSettings(function, settings, made.get()));

@@ -40,6 +40,23 @@ std::int64_t unixMs() {
       .count();
 }
 
+template <std::size_t N>
+void storeText(std::atomic<std::uint64_t> (&words)[N], const std::string& text) {
+  std::uint64_t packed[N] = {};
+  std::memcpy(packed, text.data(), std::min(text.size(), N * 8 - 1));
+  for (std::size_t i = 0; i < N; ++i) words[i].store(packed[i], std::memory_order_relaxed);
+}
+
+template <std::size_t N>
+std::string loadText(const std::atomic<std::uint64_t> (&words)[N]) {
+  char text[N * 8 + 1] = {};
+  for (std::size_t i = 0; i < N; ++i) {
+    const std::uint64_t w = words[i].load(std::memory_order_relaxed);
+    std::memcpy(text + i * 8, &w, 8);
+  }
+  return text;
+}
+
 std::uint64_t selfStartTime() {
   static const std::uint64_t start = [] {
     std::uint64_t t = 0;
@@ -59,18 +76,20 @@ struct NodeRegistry::Header {
   std::atomic<std::uint32_t> claims;
 };
 
+// Every field is atomic: a reader may copy a slot while its owner writes it
+// (the owner/published protocol then discards the copy). Relaxed unless noted.
 struct alignas(64) NodeRegistry::Slot {
   std::atomic<std::uint64_t> owner;      // 0 = free
   std::atomic<std::uint64_t> published;  // == owner once the fields below are its
-  std::uint32_t kind;
-  std::int32_t pid;
-  std::uint64_t startTime;
-  std::int32_t physicalDevice;
-  std::int32_t logicalDevice;
-  std::int32_t rank;
-  std::int32_t size;
-  std::uint64_t memoryTotal;
-  char name[64];
+  std::atomic<std::uint32_t> kind;
+  std::atomic<std::int32_t> pid;
+  std::atomic<std::uint64_t> startTime;
+  std::atomic<std::int32_t> physicalDevice;
+  std::atomic<std::int32_t> logicalDevice;
+  std::atomic<std::int32_t> rank;
+  std::atomic<std::int32_t> size;
+  std::atomic<std::uint64_t> memoryTotal;
+  std::atomic<std::uint64_t> name[8];  // up to 63 characters, zero-padded
   std::atomic<std::uint32_t> held;
   std::atomic<std::uint64_t> memoryUsed;
   // The last operation, under a sequence lock (odd while written).
@@ -211,17 +230,18 @@ Verdict judge(NodeRegistry::Slot* s, std::uint64_t owner, RegistryEntry* e) {
   std::uint64_t start = 0;
   const bool alive = processStartTime(pid, &start);
   const std::uint64_t published = s->published.load(std::memory_order_acquire);
-  e->kind = static_cast<RegistryEntry::Kind>(s->kind);
-  e->pid = s->pid;
-  e->startTime = s->startTime;
-  e->physicalDevice = s->physicalDevice;
-  e->logicalDevice = s->logicalDevice;
-  e->memoryTotal = s->memoryTotal;
-  e->memoryUsed = s->memoryUsed.load(std::memory_order_relaxed);
-  e->name.assign(s->name, strnlen(s->name, sizeof(s->name)));
-  e->rank = s->rank;
-  e->size = s->size;
-  const bool held = s->held.load(std::memory_order_relaxed) != 0;
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  e->kind = static_cast<RegistryEntry::Kind>(s->kind.load(kRelaxed));
+  e->pid = s->pid.load(kRelaxed);
+  e->startTime = s->startTime.load(kRelaxed);
+  e->physicalDevice = s->physicalDevice.load(kRelaxed);
+  e->logicalDevice = s->logicalDevice.load(kRelaxed);
+  e->memoryTotal = s->memoryTotal.load(kRelaxed);
+  e->memoryUsed = s->memoryUsed.load(kRelaxed);
+  e->name = loadText(s->name);
+  e->rank = s->rank.load(kRelaxed);
+  e->size = s->size.load(kRelaxed);
+  const bool held = s->held.load(kRelaxed) != 0;
   if (s->owner.load(std::memory_order_acquire) != owner) return Verdict::kBusy;
   if (!alive) return Verdict::kDead;
   if (published != owner) return Verdict::kBusy;  // being written by a live process
@@ -230,15 +250,12 @@ Verdict judge(NodeRegistry::Slot* s, std::uint64_t owner, RegistryEntry* e) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     const std::uint32_t v = s->opVersion.load(std::memory_order_acquire);
     if (v % 2 != 0) continue;
-    e->lastSeq = s->lastSeq.load(std::memory_order_relaxed);
-    e->lastOpUnixMs = s->lastOpMs.load(std::memory_order_relaxed);
-    char text[17] = {0};
-    const std::uint64_t words[2] = {s->lastOp[0].load(std::memory_order_relaxed),
-                                    s->lastOp[1].load(std::memory_order_relaxed)};
-    std::memcpy(text, words, 16);
+    e->lastSeq = s->lastSeq.load(kRelaxed);
+    e->lastOpUnixMs = s->lastOpMs.load(kRelaxed);
+    std::string op = loadText(s->lastOp);
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (s->opVersion.load(std::memory_order_relaxed) == v) {
-      e->lastOp = text;
+    if (s->opVersion.load(kRelaxed) == v) {
+      e->lastOp = std::move(op);
       break;
     }
   }
@@ -251,32 +268,31 @@ Status NodeRegistry::claim(const SlotDescription& d, Slot** out) {
   const std::uint64_t claimNo = header->claims.fetch_add(1) + 1u;
   const std::uint64_t mine = (claimNo << 32) | static_cast<std::uint32_t>(getpid());
   const int first = static_cast<int>(getpid() % kSlotCount);
-  for (int i = 0; i < kSlotCount; ++i) {
+  // Free slots first (atomic loads only); then those of dead processes.
+  for (int i = 0; i < 2 * kSlotCount; ++i) {
     Slot* s = slotAt((first + i) % kSlotCount);
     std::uint64_t seen = s->owner.load(std::memory_order_acquire);
     RegistryEntry ignored;
-    const Verdict v = judge(s, seen, &ignored);
-    if ((v != Verdict::kFree && v != Verdict::kDead) ||
-        !s->owner.compare_exchange_strong(seen, mine, std::memory_order_acq_rel)) {
+    const bool takeable = i < kSlotCount ? seen == 0 : judge(s, seen, &ignored) == Verdict::kDead;
+    if (!takeable || !s->owner.compare_exchange_strong(seen, mine, std::memory_order_acq_rel)) {
       continue;
     }
-    s->kind = static_cast<std::uint32_t>(d.kind);
-    s->pid = static_cast<std::int32_t>(getpid());
-    s->startTime = selfStartTime();
-    s->physicalDevice = d.physicalDevice;
-    s->logicalDevice = d.logicalDevice;
-    s->rank = d.rank;
-    s->size = d.size;
-    s->memoryTotal = d.memoryTotal;
-    std::memset(s->name, 0, sizeof(s->name));
-    std::memcpy(s->name, d.name.data(), std::min(d.name.size(), sizeof(s->name) - 1));
-    s->held.store(0, std::memory_order_relaxed);
-    s->memoryUsed.store(0, std::memory_order_relaxed);
-    s->lastSeq.store(0, std::memory_order_relaxed);
-    s->lastOpMs.store(0, std::memory_order_relaxed);
-    s->lastOp[0].store(0, std::memory_order_relaxed);
-    s->lastOp[1].store(0, std::memory_order_relaxed);
-    s->opVersion.store(0, std::memory_order_relaxed);
+    constexpr auto kRelaxed = std::memory_order_relaxed;
+    s->kind.store(static_cast<std::uint32_t>(d.kind), kRelaxed);
+    s->pid.store(static_cast<std::int32_t>(getpid()), kRelaxed);
+    s->startTime.store(selfStartTime(), kRelaxed);
+    s->physicalDevice.store(d.physicalDevice, kRelaxed);
+    s->logicalDevice.store(d.logicalDevice, kRelaxed);
+    s->rank.store(d.rank, kRelaxed);
+    s->size.store(d.size, kRelaxed);
+    s->memoryTotal.store(d.memoryTotal, kRelaxed);
+    storeText(s->name, d.name);
+    s->held.store(0, kRelaxed);
+    s->memoryUsed.store(0, kRelaxed);
+    s->opVersion.store(0, kRelaxed);
+    s->lastSeq.store(0, kRelaxed);
+    s->lastOpMs.store(0, kRelaxed);
+    storeText(s->lastOp, "");
     s->published.store(mine, std::memory_order_release);
     *out = s;
     return Status::Ok();
@@ -299,15 +315,12 @@ void NodeRegistry::setMemoryUsed(Slot* slot, std::uint64_t bytes) {
 }
 
 void NodeRegistry::noteOp(Slot* slot, std::uint64_t seq, const char* opName) {
-  std::uint64_t words[2] = {0, 0};
-  std::memcpy(words, opName, std::min<std::size_t>(std::strlen(opName), 16));
   const std::uint32_t v = slot->opVersion.load(std::memory_order_relaxed);
   slot->opVersion.store(v + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   if (seq != 0) slot->lastSeq.store(seq, std::memory_order_relaxed);
   slot->lastOpMs.store(unixMs(), std::memory_order_relaxed);
-  slot->lastOp[0].store(words[0], std::memory_order_relaxed);
-  slot->lastOp[1].store(words[1], std::memory_order_relaxed);
+  storeText(slot->lastOp, opName);
   slot->opVersion.store(v + 2, std::memory_order_release);
 }
 

@@ -6,8 +6,10 @@
 // rather than corrupting memory.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "cohort/status.h"
@@ -67,10 +69,20 @@ class Connection {
   virtual WaitHint waitHint() = 0;
 };
 
+/// Optional controls of one waitIdle call.
+struct WaitControl {
+  /// Once it reads true (set by any thread), the wait returns kAborted naming the
+  /// peer(s) still pending, within about 50 ms.
+  const std::atomic<bool>* abort = nullptr;
+  /// Called on the waiting thread when the wait has lasted 200 ms, then every
+  /// second, with `what` and the peer(s) still pending (for hang reports).
+  std::function<void(const std::string& what, const std::string& pending)> onSlow;
+};
+
 /// Posts nothing; drives `conns` until all are idle, spinning, then yielding, then
 /// sleeping on their wait hints. On the deadline: kTimeout naming the peer(s)
 /// still pending and `what` (the operation and step).
 Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
-                const std::string& what);
+                const std::string& what, const WaitControl& control = WaitControl());
 
 }  // namespace cohort::transport

@@ -24,6 +24,11 @@ namespace {
 
 // Longest single sleep when the hints cannot cover every connection.
 constexpr auto kSleepSlice = std::chrono::milliseconds(2);
+// How often a sleeping wait looks at its abort flag.
+constexpr auto kAbortPoll = std::chrono::milliseconds(50);
+// When a slow wait is first reported (WaitControl::onSlow), then how often.
+constexpr auto kFirstReport = std::chrono::milliseconds(200);
+constexpr auto kReportEvery = std::chrono::seconds(1);
 
 std::uint64_t completions(Connection* const* conns, std::size_t count) {
   std::uint64_t n = 0;
@@ -45,8 +50,8 @@ Status advance(Connection* const* conns, std::size_t count, const std::string& w
   return Status::Ok();
 }
 
-Status timedOut(Connection* const* conns, std::size_t count, const std::string& what,
-                Clock::duration waited) {
+// "rank 2 (tcp 10.0.0.2:60001: 1 of 3 sends, 0 of 2 receives pending), rank 3 (...)".
+std::string describePending(Connection* const* conns, std::size_t count) {
   std::string pending;
   for (std::size_t i = 0; i < count; ++i) {
     const Connection* c = conns[i];
@@ -56,8 +61,27 @@ Status timedOut(Connection* const* conns, std::size_t count, const std::string& 
                            c->sendsPosted() - c->sendsCompleted(), c->sendsPosted(),
                            c->recvsPosted() - c->recvsCompleted(), c->recvsPosted());
   }
+  return pending;
+}
+
+Status timedOut(Connection* const* conns, std::size_t count, const std::string& what,
+                Clock::duration waited) {
   return makeError(ErrorCode::kTimeout, "{}: timed out after {:.1f} s waiting for {}", what,
-                   std::chrono::duration<double>(waited).count(), pending);
+                   std::chrono::duration<double>(waited).count(), describePending(conns, count));
+}
+
+Status aborted(Connection* const* conns, std::size_t count, const std::string& what) {
+  return makeError(ErrorCode::kAborted, "{}: aborted on this rank while waiting for {}", what,
+                   describePending(conns, count));
+}
+
+// The sleep stage never sleeps past the next abort poll or slow-wait report.
+Deadline sleepLimit(Deadline deadline, const WaitControl& control, Clock::time_point now,
+                    Clock::time_point nextReport) {
+  Clock::time_point until = deadline.at();
+  if (control.abort != nullptr) until = std::min(until, now + kAbortPoll);
+  if (control.onSlow) until = std::min(until, nextReport);
+  return until == deadline.at() ? deadline : Deadline::after(until - now);
 }
 
 bool anyKernelWait(Connection* const* conns, std::size_t count) {
@@ -119,10 +143,11 @@ void sleepOn(const Hints& h, Deadline deadline) {
 }  // namespace
 
 Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
-                const std::string& what) {
+                const std::string& what, const WaitControl& control) {
   static thread_local const WaitPolicy policy = WaitPolicy::fromConfig();
   const auto start = Clock::now();
   auto stageStart = start;
+  auto nextReport = start + kFirstReport;
   std::uint64_t seen = completions(conns, count);
   bool sleeping = false;  // past the spin and yield stages
   const std::int64_t spinNs = anyKernelWait(conns, count) ? 0 : policy.spinNs;
@@ -143,12 +168,19 @@ Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
       continue;
     }
     if (deadline.expired()) return timedOut(conns, count, what, now - start);
+    if (control.abort != nullptr && control.abort->load(std::memory_order_relaxed)) {
+      return aborted(conns, count, what);
+    }
+    if (control.onSlow && now >= nextReport) {
+      control.onSlow(what, describePending(conns, count));
+      nextReport = now + kReportEvery;
+    }
     const std::int64_t waited = std::chrono::nanoseconds(now - stageStart).count();
     if (waited < spinNs) continue;
     if (waited < spinNs + policy.yieldNs) {
       sched_yield();
     } else if (sleeping) {
-      sleepOn(hints, deadline);
+      sleepOn(hints, sleepLimit(deadline, control, now, nextReport));
     } else {
       sleeping = true;
     }

@@ -61,7 +61,8 @@ struct SendRecvItem {
 
 /// Thread-safe for calls on different communicators; calls on one communicator
 /// must come from one thread at a time (as in NCCL), except abort(), which any
-/// thread may call at any time. Destroying it waits for its pending operations.
+/// thread may call at any time. Destroying it waits for its pending operations;
+/// destroy(std::move(comm), true) aborts them instead.
 class Communicator {
  public:
   /// Rank 0 (or any one process): a fresh root info. Starts the rendezvous store
@@ -91,7 +92,14 @@ class Communicator {
   static Status initAll(const std::vector<int>& devices,
                         std::vector<std::unique_ptr<Communicator>>* out);
 
+  /// Waits for the pending operations (as the destructor does), then releases
+  /// the communicator.
   ~Communicator();
+  /// Releases `comm`. abortPending false: as the destructor. true: aborts first,
+  /// so the operation in flight fails within 1 s and queued ones fail at once
+  /// (kAborted); peers see this rank leave. Either way the process may then
+  /// create new communicators.
+  static void destroy(std::unique_ptr<Communicator> comm, bool abortPending);
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
 
@@ -116,8 +124,9 @@ class Communicator {
   /// same list; the others must not).
   Status subCommunicator(const std::vector<int>& ranks, std::unique_ptr<Communicator>* out);
 
-  /// Fails pending and future operations of this rank with kAborted; peers see a
-  /// remote error. Any thread.
+  /// Fails pending and future operations of this rank with kAborted (the one in
+  /// flight within 1 s, on every transport); peers see a remote error once this
+  /// rank stops taking part. Any thread.
   void abort();
   /// The first asynchronous error of this communicator (ok if none).
   Status asyncError() const;

@@ -28,6 +28,12 @@ extern "C" {
 #define HCCL_FUNC_VISIBILITY
 #endif
 
+#ifdef __cplusplus
+#define HCCL_INLINE inline
+#else
+#define HCCL_INLINE static inline
+#endif
+
 /* Joins the communicator described by a rank table (HCCL's JSON "1.0"/"1.2" or a
  * Cohort YAML cluster file; path at most 4095 bytes) as rank `rank`, which must
  * be a rank_id of the table whose device_id is the physical id of the device the
@@ -61,6 +67,11 @@ HCCL_FUNC_VISIBILITY HcclResult HcclGetRootInfo(HcclRootInfo* rootInfo);
  * info makes one communicator: using it again on the same rank is refused. */
 HCCL_FUNC_VISIBILITY HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo* rootInfo,
                                                      uint32_t rank, HcclComm* comm);
+/* With a config (made by HcclCommConfigInit): every field is checked against
+ * HCCL's ranges (HCCL_E_PARA); hcclCommName names the communicator and hcclAlgo
+ * (HCCL_ALGO's syntax) chooses its algorithms. The buffer size, determinism,
+ * RDMA class/level, QoS and execution timeout come from the environment for
+ * every communicator alike. */
 HCCL_FUNC_VISIBILITY HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks,
                                                            const HcclRootInfo* rootInfo,
                                                            uint32_t rank,
@@ -97,13 +108,7 @@ HCCL_FUNC_VISIBILITY HcclResult HcclGroupStart(void);
 HCCL_FUNC_VISIBILITY HcclResult HcclGroupEnd(void);
 
 /* Sets the header (size, magic word, version) and every field to "not set". */
-#ifdef __cplusplus
-inline
-#else
-static inline
-#endif
-    void
-    HcclCommConfigInit(HcclCommConfig* config) {
+HCCL_INLINE void HcclCommConfigInit(HcclCommConfig* config) {
   typedef struct {
     size_t size;
     uint32_t magicWord;

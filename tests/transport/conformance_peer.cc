@@ -1,5 +1,5 @@
 // The far end of the conformance suite's peer-death tests: rank 1 of a pair, in
-// a process of its own, which streams 64 MiB messages until it is killed.
+// a process of its own, which streams 16 MiB messages until it is killed.
 //
 //   conformance_peer KIND STORE_PORT TOKEN send|recv
 //
@@ -18,7 +18,7 @@ namespace ct = cohort::transport;
 
 namespace {
 
-constexpr std::size_t kBytes = 64 << 20;
+constexpr std::size_t kBytes = 16 << 20;
 
 int failed(int code, const cohort::Status& s) {
   std::fprintf(stderr, "conformance_peer: %s\n", s.toString().c_str());

@@ -165,12 +165,17 @@ TEST_P(Conformance, ReductionOnReceive) {
   }
 }
 
+// The receiver fails at once; the sender, whose send may already have left,
+// fails at the latest at its next operation.
 TEST_P(Conformance, MismatchedSizeFailsBothEnds) {
   std::vector<std::uint8_t> out(100, 1), in(64);
+  std::uint64_t word = 0;
   const auto s = onBoth([&](int r) {
     COHORT_RETURN_IF_ERROR(r == 0 ? conn(0).postSend(out.data(), 100)
                                   : conn(1).postRecv(in.data(), 64));
-    return drain(conn(r), 5000);
+    COHORT_RETURN_IF_ERROR(drain(conn(r), 5000));
+    COHORT_RETURN_IF_ERROR(conn(r).postRecv(&word, sizeof(word)));
+    return drain(conn(r), 5000, "the operation after the mismatch");
   });
   EXPECT_ERROR(s[0], kMismatch, "100");
   EXPECT_ERROR(s[1], kMismatch, "64");

@@ -70,9 +70,19 @@ std::string unavailableReason(const std::string& kind) {
 #endif
 }
 
+End::~End() {
+  conn.reset();
+  transport.reset();
+  if (device >= 0) (void)runtime::resetDevice(device);
+}
+
 Status connectEnd(const std::string& kind, std::shared_ptr<Store> store, int rank, int device,
                   End* out, long timeoutMs) {
   const Deadline deadline = Deadline::afterMs(timeoutMs);
+  if (device >= 0) {  // the shm transport maps the device's memory: it must be up
+    COHORT_RETURN_IF_ERROR(runtime::setDevice(device));
+    out->device = device;
+  }
   Bootstrap bootstrap(std::move(store), rank, 2);
   TransportContext ctx;
   ctx.rank = rank;

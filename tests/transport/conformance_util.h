@@ -18,11 +18,13 @@ namespace cohort::transport::testing {
 /// Why a transport of `kind` ("shm", "tcp", "rdma") cannot run here; "" if it can.
 std::string unavailableReason(const std::string& kind);
 
-/// One end of a two-rank pair. Destroys the connection before the transport.
+/// One end of a two-rank pair. Destroys the connection before the transport,
+/// then drops its reference on the device.
 struct End {
   std::unique_ptr<Transport> transport;
   std::unique_ptr<Connection> conn;
-  ~End() { conn.reset(); }
+  int device = -1;  ///< set (runtime::setDevice) by connectEnd
+  ~End();
 };
 
 /// Rank `rank` (0 or 1) of a pair: its PeerInfo (this node's host id, device

@@ -158,6 +158,20 @@ TEST(TcpConnection, ReduceOnReceiveIntoSeparateOutput) { reduceCase((3 << 20) / 
 TEST(TcpConnection, ReduceOnReceiveInPlace) { reduceCase((5 << 20) / 4 + 1, true); }
 TEST(TcpConnection, ReduceSmallMessage) { reduceCase(3, false); }
 
+TEST(TcpConnection, NullBuffersAreRefused) {
+  TcpPair pair;
+  ASSERT_OK(connectPair(&pair));
+  EXPECT_ERROR(pair.a().postSend(nullptr, 8), kInvalidArgument, "send of 8 bytes from a null");
+  EXPECT_ERROR(pair.b().postRecv(nullptr, 8), kInvalidArgument, "receive of 8 bytes into a null");
+  EXPECT_EQ(pair.a().sendsPosted(), 0u);
+  ASSERT_OK(pair.a().postSend(nullptr, 0));  // an empty message needs no buffer
+  ASSERT_OK(pair.b().postRecv(nullptr, 0));
+  const auto st = onBoth([&](int r) { return drain(r == 0 ? pair.a() : pair.b()); });
+  EXPECT_OK(st[0]);
+  EXPECT_OK(st[1]);
+  EXPECT_EQ(pair.b().recvsCompleted(), 1u);
+}
+
 TEST(TcpConnection, ReductionElementMustDivideSizeAndChunk) {
   TcpPair pair;
   ASSERT_OK(connectPair(&pair));

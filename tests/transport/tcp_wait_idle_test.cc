@@ -122,5 +122,42 @@ TEST(WaitIdle, ConnectionErrorsCarryTheStep) {
                "broadcast chunk 7: connection to rank 2 closed");
 }
 
+TEST(WaitIdle, AbortFlagEndsTheWait) {
+  FakeConnection c(4);
+  WaitWord word;
+  c.word = &word;
+  ASSERT_OK(c.postSend(nullptr, 0));
+  std::atomic<bool> abort{false};
+  WaitControl control;
+  control.abort = &abort;
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(100ms);
+    abort.store(true);
+  });
+  const auto t0 = Clock::now();
+  Connection* conns[] = {&c};
+  const Status s = waitIdle(conns, 1, Deadline::afterMs(10000), "allgather step 1", control);
+  aborter.join();
+  EXPECT_LT(Clock::now() - t0, 2s);
+  EXPECT_ERROR(s, kAborted, "allgather step 1: aborted on this rank while waiting for rank 4");
+}
+
+TEST(WaitIdle, SlowWaitsAreReported) {
+  FakeConnection c(5);
+  ASSERT_OK(c.postSend(nullptr, 0));
+  std::vector<std::string> reports;
+  WaitControl control;
+  control.onSlow = [&](const std::string& what, const std::string& pending) {
+    reports.push_back(what + " | " + pending);
+  };
+  Connection* conns[] = {&c};
+  EXPECT_ERROR(waitIdle(conns, 1, Deadline::afterMs(1500), "reduce step 9", control), kTimeout,
+               "reduce step 9");
+  ASSERT_GE(reports.size(), 2u);  // at 200 ms, then every second
+  EXPECT_LE(reports.size(), 3u);
+  EXPECT_NE(reports[0].find("reduce step 9 | rank 5 (fake fake-5: 1 of 1 sends"), std::string::npos)
+      << reports[0];
+}
+
 }  // namespace
 }  // namespace cohort::transport

@@ -47,6 +47,10 @@ TcpConnection::~TcpConnection() {
 
 Status TcpConnection::postSend(const void* data, std::size_t bytes) {
   if (!error_.ok()) return error_;
+  if (data == nullptr && bytes > 0) {
+    return makeError(ErrorCode::kInvalidArgument, "{}: send of {} bytes from a null pointer",
+                     where_, bytes);
+  }
   sends_.emplace_back();
   SendOp& op = sends_.back();
   ++sendsPosted_;
@@ -64,6 +68,10 @@ Status TcpConnection::postSend(const void* data, std::size_t bytes) {
 Status TcpConnection::postRecv(void* dst, std::size_t bytes, const Reduction* reduce,
                                const void* accumulate) {
   if (!error_.ok()) return error_;
+  if (dst == nullptr && bytes > 0) {
+    return makeError(ErrorCode::kInvalidArgument, "{}: receive of {} bytes into a null pointer",
+                     where_, bytes);
+  }
   if (reduce != nullptr) {
     const std::size_t e = reduce->elementSize;
     if (reduce->fn == nullptr || e == 0 || bytes % e != 0 || chunkBytes_ % e != 0) {
