@@ -71,6 +71,7 @@ void readAll(int fd, void* p, std::size_t n) {
 struct Link {
   bool sender = false;
   int plain = -1;                            // the plain single socket
+  int toPeer = -1, fromPeer = -1;            // pipes for bookkeeping, off both measured paths
   std::unique_ptr<ct::Transport> transport;  // keeps nothing the connection needs
   std::unique_ptr<ct::Connection> conn;
 };
@@ -126,10 +127,11 @@ Sample measure(Link& l, std::size_t bytes, int iters, Stream&& stream) {
   const double c0 = cpuSeconds();
   const double seconds = stream();
   double cpu = cpuSeconds() - c0, theirs = 0;
-  if (l.sender)
-    readAll(l.plain, &theirs, sizeof(theirs));
-  else
-    writeAll(l.plain, &cpu, sizeof(cpu));
+  if (l.sender) {
+    readAll(l.fromPeer, &theirs, sizeof(theirs));
+  } else {
+    writeAll(l.toPeer, &cpu, sizeof(cpu));
+  }
   const double gb = double(bytes) * iters / 1e9;
   return Sample{gb / seconds, (cpu + theirs) * 1e3 / gb};
 }
@@ -147,7 +149,7 @@ double plainStream(Link& l, std::vector<std::uint8_t>& buf, std::size_t bytes, i
     readAll(l.plain, &ack, 1);
   else
     writeAll(l.plain, &ack, 1);
-  return double(bytes) * iters / (now() - t0) / 1e9;
+  return now() - t0;
 }
 
 double cohortStream(Link& l, std::vector<std::uint8_t>& buf, std::size_t bytes, int iters) {
@@ -275,8 +277,10 @@ int main(int argc, char** argv) {
   Link link;
   link.sender = parent;
   link.plain = plainSocket(parent, listener, addr);
+  link.fromPeer = parent ? up[0] : down[0];
+  link.toPeer = parent ? down[1] : up[1];
   ::close(listener);
-  connectCohort(&link, parent ? 0 : 1, parent ? up[0] : down[0], parent ? down[1] : up[1], o);
+  connectCohort(&link, parent ? 0 : 1, link.fromPeer, link.toPeer, o);
   run(link, o);
   link.conn.reset();
   ::close(link.plain);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 
+#include <map>
 #include <vector>
 
 #include "cohort/runtime.h"
@@ -25,7 +26,7 @@ struct EventState {
   Status error;  // the recording stream's sticky error at completion
   Clock::time_point time;
   std::string recordedOn;  // stream name of the latest completion
-  std::vector<Stream*> listeners;  // streams with a pending wait on this event (under mu)
+  std::map<Stream*, int> listeners;  // streams with pending waits on this event, and how many
 
   /// Runs on the recording stream's worker; tells the listeners.
   void complete(std::uint64_t generation, Status streamError, std::string streamName);

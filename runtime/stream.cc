@@ -207,7 +207,6 @@ void Stream::clearError() {
 }
 
 void EventState::complete(std::uint64_t generation, Status streamError, std::string streamName) {
-  std::vector<Stream*> toTell;
   {
     std::lock_guard<std::mutex> lock(mu);
     if (completed.load(std::memory_order_relaxed) < generation) {
@@ -216,23 +215,23 @@ void EventState::complete(std::uint64_t generation, Status streamError, std::str
       recordedOn = std::move(streamName);
       completed.store(generation, std::memory_order_release);
     }
-    toTell = listeners;
     word.notifyAll();
     // A listener removes itself under mu before it can be destroyed, so the
-    // pointers stay valid while mu is held.
-    for (Stream* s : toTell) s->dependencyDone();
+    // pointers stay valid while mu is held. Each stream is told once, however
+    // many of its waits are queued.
+    for (const auto& [s, count] : listeners) s->dependencyDone();
   }
 }
 
 void EventState::addListener(Stream* s) {
   std::lock_guard<std::mutex> lock(mu);
-  listeners.push_back(s);
+  ++listeners[s];
 }
 
 void EventState::removeListener(Stream* s) {
   std::lock_guard<std::mutex> lock(mu);
-  auto it = std::find(listeners.begin(), listeners.end(), s);
-  if (it != listeners.end()) listeners.erase(it);
+  auto it = listeners.find(s);
+  if (it != listeners.end() && --it->second == 0) listeners.erase(it);
 }
 
 }  // namespace cohort::runtime
