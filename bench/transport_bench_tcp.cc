@@ -256,7 +256,8 @@ int main(int argc, char** argv) {
   app.add_option("--nsocks", o.tcp.socketsPerPeer, "cohort sockets per peer");
   app.add_option("--congestion", o.tcp.congestion, "cohort TCP_CONGESTION ('' = system)");
   app.add_option("--chunk", o.tcp.chunkBytes, "cohort chunk bytes");
-  app.add_option("--buffer", o.tcp.bufferBytes, "cohort SO_SNDBUF/SO_RCVBUF (0 = autotune)");
+  app.add_option("--sndbuf", o.tcp.sendBufferBytes, "cohort SO_SNDBUF (0 = autotuned)");
+  app.add_option("--rcvbuf", o.tcp.recvBufferBytes, "cohort SO_RCVBUF (0 = autotuned)");
   CLI11_PARSE(app, argc, argv);
 
   const int listener = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "cohort/ranktable.h"
+#include "runtime/node_registry.h"
 #include "transport/jobenv/job_env.h"
 #include "transport/netif.h"
 #include "transport/peer_info.h"
@@ -205,7 +206,11 @@ Status Communicator::Impl::scratch(std::size_t bytes, void** out) {
     if (scratch_ != nullptr) COHORT_RETURN_IF_ERROR(runtime::deviceFree(scratch_));
     scratch_ = nullptr;
     scratchBytes_ = 0;
-    COHORT_RETURN_IF_ERROR(runtime::deviceMalloc(&scratch_, bytes));
+    const Status s = runtime::deviceMalloc(&scratch_, bytes);
+    if (!s.ok()) {
+      return makeError(s.code(), "communicator scratch memory ({} bytes): {}", bytes,
+                       s.message());
+    }
     scratchBytes_ = bytes;
   }
   *out = scratch_;
@@ -214,6 +219,7 @@ Status Communicator::Impl::scratch(std::size_t bytes, void** out) {
 
 Communicator::Impl::~Impl() {
   if (stream_ != nullptr) (void)runtime::streamSynchronize(stream_);
+  runtime::registryForgetComm(this);
   // Connections before transports (they use the transports' shared state).
   conns_.clear();
   mesh_.reset();

@@ -203,11 +203,15 @@ Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId) {
   Status s = aborted_.load() ? makeError(ErrorCode::kAborted, "{}: aborted", op.describe())
                              : runChosen(op, historyId, execDeadline());
   if (!s.ok()) {
+    // Every error names this rank and the operation (most name it already).
+    const std::string what = op.describe();
     const std::string limit =
         s.code() == ErrorCode::kTimeout
             ? fmt::format(" (COHORT_EXEC_TIMEOUT is {} s)", Config::global().execTimeoutS)
             : "";
-    s = makeError(s.code(), "rank {}: {}{}", rank, s.message(), limit);
+    s = makeError(s.code(), "rank {}: {}{}{}", rank,
+                  s.message().find(what) == std::string::npos ? what + ": " : "", s.message(),
+                  limit);
   }
   history_->finished(historyId, s);
   if (s.ok()) runtime::registryNoteOp(this, prefix, rank, size, device, op.seq, collName(op.coll));

@@ -364,9 +364,24 @@ struct CommSlot {
   NodeRegistry::Slot* slot;
   std::string name;
   int rank, size;
+  std::uint64_t lastUse;
 };
+// A process keeps at most this many communicator slots: past it, the least
+// recently used one goes (communicators destroyed without registryForgetComm
+// must not fill the node's table).
+constexpr std::size_t kMaxCommsPerProcess = 128;
 std::mutex gCommMu;
 std::map<const void*, CommSlot> gComms;  // guarded by gCommMu
+std::uint64_t gCommUses = 0;             // guarded by gCommMu
+
+void dropLeastRecentComm(NodeRegistry* registry) {
+  auto oldest = gComms.begin();
+  for (auto it = gComms.begin(); it != gComms.end(); ++it) {
+    if (it->second.lastUse < oldest->second.lastUse) oldest = it;
+  }
+  if (oldest->second.slot != nullptr) registry->release(oldest->second.slot);
+  gComms.erase(oldest);
+}
 
 bool validDevice(int id) { return id >= 0 && id < kMaxDevices; }
 }  // namespace
@@ -420,6 +435,7 @@ void registryNoteOp(const void* comm, const std::string& name, int rank, int siz
     it = gComms.end();
   }
   if (it == gComms.end()) {
+    if (gComms.size() >= kMaxCommsPerProcess) dropLeastRecentComm(registry);
     SlotDescription d;
     d.kind = RegistryEntry::Kind::kCommunicator;
     d.logicalDevice = logicalDevice;
@@ -430,8 +446,9 @@ void registryNoteOp(const void* comm, const std::string& name, int rank, int siz
     NodeRegistry::Slot* slot = nullptr;
     const Status s = registry->claim(d, &slot);
     if (!s.ok()) COHORT_LOG(kInfo, "runtime", "communicator {} not listed: {}", name, s.toString());
-    it = gComms.emplace(comm, CommSlot{slot, name, rank, size}).first;  // null: not retried
+    it = gComms.emplace(comm, CommSlot{slot, name, rank, size, 0}).first;  // null: not retried
   }
+  it->second.lastUse = ++gCommUses;
   if (it->second.slot != nullptr) NodeRegistry::noteOp(it->second.slot, seq, opName);
 }
 

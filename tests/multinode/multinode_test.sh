@@ -105,7 +105,8 @@ run_cohortrun() {
 run_mpirun() {
   # The remote launch agent: AGENT HOST cmd... runs cmd in HOST's namespace. The
   # namespaces share the hostname and /tmp, so each "machine" gets its own
-  # OpenMPI session directory (the daemons would race on one otherwise).
+  # OpenMPI session directory (the daemons would race on one otherwise), and
+  # rtc_hwloc_vmhole=none keeps them from sharing their topology through a file.
   mkdir -p "$WORK/tmp0" "$WORK/tmp1"
   cat >"$WORK/agent.sh" <<EOF
 #!/bin/sh
@@ -125,7 +126,7 @@ EOF
   timeout -k 5 90 "$LAUNCHER" --allow-run-as-root --oversubscribe \
     --mca plm_rsh_agent "$WORK/agent.sh" --mca btl self,tcp \
     --mca btl_tcp_if_include "$SUBNET.0/24" --mca oob_tcp_if_include "$SUBNET.0/24" \
-    --mca rtc_hwloc_vmhole none `# no topology shared through a file either` \
+    --mca rtc_hwloc_vmhole none \
     -np 4 --hostfile "$WORK/hostfile" -x MASTER_ADDR="$SUBNET.1" -x MASTER_PORT="$PORT" \
     "${exports[@]}" "$WORKER" check >"$WORK/mpirun.log" 2>&1 &
   PIDS+=($!)

@@ -148,6 +148,17 @@ TEST(LinkCheckThreads, VersionMismatchIsTheCauseOnBothEnds) {
   EXPECT_NE(l->cause.find("rank 1 runs Cohort 9.9.9"), std::string::npos) << l->cause;
 }
 
+TEST(LinkCheckThreads, NoProbeStartsAfterTheWholeTimeout) {
+  CheckOptions o = quick();
+  o.timeoutS = 0.6;  // joining and connecting fit; probing would end after the timeout
+  const ThreadRun run = runThreads({member(0, 2, "a"), member(1, 2, "a")}, o);
+  ASSERT_OK(run.statuses[0]);
+  const LinkVerdict* l = run.reports[0].find(0, 1);
+  EXPECT_EQ(l->status, LinkStatus::kBad);
+  EXPECT_EQ(l->transport, "shm");
+  EXPECT_EQ(l->cause, "not probed: the check's 0.6 s timeout ran out");
+}
+
 TEST(LinkCheckThreads, SingleRankHasNoLinks) {
   const ThreadRun run = runThreads({member(0, 1, "a")}, quick());
   ASSERT_OK(run.statuses[0]);

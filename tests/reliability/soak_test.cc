@@ -44,7 +44,7 @@ TEST(SoakTest, RandomMixOfCollectivesOnFourRanksIsAlwaysRight) {
   for (const auto& [name, n] : perKind) mix += " " + name + ":" + std::to_string(n);
   std::printf("%zu operations in %.1f s (seed %u):%s\n", ops.size(), secs, gSeed, mix.c_str());
   for (auto& [name, n] : perKind) EXPECT_GT(n, 0) << name;
-  EXPECT_GE(perKind.size(), ops.size() >= 500 ? 25u : 1u);  // every kind x algorithm appears
+  if (ops.size() >= 500) EXPECT_EQ(perKind.size(), 30u);  // every kind x algorithm ran
 }
 
 }  // namespace

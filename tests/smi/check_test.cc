@@ -6,9 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "smi/smi_test_util.h"
 #include "test_util.h"
@@ -122,9 +121,8 @@ TEST(CheckItems, RankTableMustBeValidAndNameThisHost) {
 TEST(CheckItems, TakenBasePortFailsNamingIt) {
   const int base = freeBasePort();
   ASSERT_NE(base, 0);
-  EXPECT_EQ(checkPorts(base).detail,
-            "32 of 32 ports free in " + std::to_string(base) + "-" + std::to_string(base + 31) +
-                " (COHORT_IF_BASE_PORT)");
+  EXPECT_EQ(checkPorts(base).detail, "32 of 32 ports free in " + std::to_string(base) + "-" +
+                                         std::to_string(base + 31) + " (COHORT_IF_BASE_PORT)");
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;

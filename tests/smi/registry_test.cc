@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -175,6 +176,55 @@ TEST_F(RegistryTest, ConcurrentClaimsGetDistinctSlots) {
   ASSERT_EQ(all.size(), 200u);
   std::sort(all.begin(), all.end());
   EXPECT_EQ(std::unique(all.begin(), all.end()), all.end());
+}
+
+// The hooks the runtime and the communicator call, on this user's registry.
+TEST(RegistryHooks, PublishDevicesAndCommunicatorsOfThisProcess) {
+  std::unique_ptr<NodeRegistry> registry;
+  auto mine = [&] {
+    std::vector<RegistryEntry> out;
+    for (auto& e : registry->liveEntries()) {
+      if (e.pid == getpid()) out.push_back(e);
+    }
+    return out;
+  };
+  registryDeviceUp(3, 7, 1ull << 30);
+  ASSERT_OK(NodeRegistry::open(NodeRegistry::defaultPath(), false, &registry));
+  registryNoteMemory(3, 5u << 20);
+  auto entries = mine();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].physicalDevice, 7);
+  EXPECT_EQ(entries[0].logicalDevice, 3);
+  EXPECT_EQ(entries[0].memoryUsed, 5u << 20);
+  // Communicators on device 3 (physical 7); at most 128 per process, the least
+  // recently used going first.
+  std::vector<int> keys(130);
+  auto note = [&](int i) {
+    registryNoteOp(&keys[i], "comm" + std::to_string(i), i % 4, 4, 3, 10 + i, "allgather");
+  };
+  for (int i = 0; i < 128; ++i) note(i);
+  registryNoteOp(&keys[0], "comm0", 0, 4, 3, 0, "send/recv");  // comm0 is used again
+  note(128);  // the table of this process is full: comm1, then comm2, go
+  note(129);
+  entries = mine();
+  std::map<std::string, RegistryEntry> comms;
+  for (const auto& e : entries) {
+    if (e.kind == RegistryEntry::Kind::kCommunicator) comms[e.name] = e;
+  }
+  EXPECT_EQ(comms.size(), 128u);
+  ASSERT_EQ(comms.count("comm0"), 1u);
+  EXPECT_EQ(comms["comm0"].lastSeq, 10u);
+  EXPECT_EQ(comms["comm0"].lastOp, "send/recv");
+  EXPECT_EQ(comms["comm0"].physicalDevice, 7);
+  EXPECT_EQ(comms.count("comm1"), 0u) << "the least recently used went first";
+  EXPECT_EQ(comms.count("comm2"), 0u);
+  EXPECT_EQ(comms.count("comm3"), 1u);
+  ASSERT_EQ(comms.count("comm129"), 1u);
+  EXPECT_EQ(comms["comm129"].rank, 1);
+  EXPECT_EQ(comms["comm129"].lastSeq, 139u);
+  for (auto& key : keys) registryForgetComm(&key);
+  registryDeviceDown(3);
+  EXPECT_TRUE(mine().empty());
 }
 
 TEST(RegistryFile, AbsentForeignAndOtherLayoutsAreRefused) {

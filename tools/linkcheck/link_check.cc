@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <thread>
 
@@ -21,7 +22,7 @@ using transport::Bytes;
 using transport::PeerInfo;
 
 double CheckOptions::effectiveLinkTimeoutS() const {
-  return std::max(0.1, std::min(linkTimeoutS, timeoutS / 3));
+  return std::max(0.1, std::floor(std::min(linkTimeoutS, timeoutS / 3) * 10) / 10);
 }
 
 int roundCount(int size) { return size % 2 == 0 ? size - 1 : size; }
@@ -46,6 +47,9 @@ Clock::duration seconds(double s) {
 Bytes textBytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
 std::string bytesText(const Bytes& b) { return std::string(b.begin(), b.end()); }
 
+// One rank's run of the check. Not thread-safe: the calling thread drives it
+// (links connect on threads of their own, joined before it goes on). Owns its
+// links; lives for one runLinkCheck call.
 class LinkCheck {
  public:
   LinkCheck(const CheckOptions& o, std::shared_ptr<transport::Store> store, const CheckMember& me,

@@ -33,8 +33,8 @@ struct CheckOptions {
   int pings = 5;
   double minGbps = 0;  ///< links measured slower are flagged
 
-  /// The link timeout actually used: at most a third of the whole timeout, so the
-  /// join, connect and probe phases all fit in it.
+  /// The link timeout actually used: at most a third of the whole timeout (so the
+  /// join, connect and probe phases all fit in it), in tenths of a second.
   double effectiveLinkTimeoutS() const;
 };
 

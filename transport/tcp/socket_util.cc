@@ -69,20 +69,23 @@ constexpr int kKeepIdleS = 10;
 constexpr int kKeepIntervalS = 5;
 constexpr int kKeepCount = 3;
 
-}  // namespace
-
-void setBufferSizes(tcp::socket& socket, int bytes) {
-  if (bytes <= 0) return;
+template <typename Socket>
+void setBuffers(Socket& socket, const TcpOptions& options) {
   boost::system::error_code ec;
-  socket.set_option(asio::socket_base::send_buffer_size(bytes), ec);
-  socket.set_option(asio::socket_base::receive_buffer_size(bytes), ec);
+  if (options.sendBufferBytes > 0) {
+    socket.set_option(asio::socket_base::send_buffer_size(options.sendBufferBytes), ec);
+  }
+  if (options.recvBufferBytes > 0) {
+    socket.set_option(asio::socket_base::receive_buffer_size(options.recvBufferBytes), ec);
+  }
 }
 
-void setBufferSizes(tcp::acceptor& acceptor, int bytes) {
-  if (bytes <= 0) return;
-  boost::system::error_code ec;
-  acceptor.set_option(asio::socket_base::send_buffer_size(bytes), ec);
-  acceptor.set_option(asio::socket_base::receive_buffer_size(bytes), ec);
+}  // namespace
+
+void setBufferSizes(tcp::socket& socket, const TcpOptions& options) { setBuffers(socket, options); }
+
+void setBufferSizes(tcp::acceptor& acceptor, const TcpOptions& options) {
+  setBuffers(acceptor, options);
 }
 
 void tuneConnected(tcp::socket& socket, const TcpOptions& options) {

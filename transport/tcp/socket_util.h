@@ -9,9 +9,10 @@
 
 namespace cohort::transport::tcp {
 
-/// SO_SNDBUF / SO_RCVBUF (before connect or listen, so the window scales to them).
-void setBufferSizes(boost::asio::ip::tcp::socket& socket, int bytes);
-void setBufferSizes(boost::asio::ip::tcp::acceptor& acceptor, int bytes);
+/// SO_SNDBUF / SO_RCVBUF from the options, 0 = autotuned (before connect or
+/// listen, so the window scales to them).
+void setBufferSizes(boost::asio::ip::tcp::socket& socket, const TcpOptions& options);
+void setBufferSizes(boost::asio::ip::tcp::acceptor& acceptor, const TcpOptions& options);
 
 /// On a connected socket: TCP_NODELAY, TCP_CONGESTION (a refusal is logged once
 /// at info and the system default kept), and keep-alive probes so that a peer

@@ -51,7 +51,7 @@ Status Acceptor::listen(const std::string& address, int* port) {
   }
   const tcp::endpoint endpoint(ip, 0);
   acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) setBufferSizes(acceptor_, options_.bufferBytes);  // accepted sockets inherit them
+  if (!ec) setBufferSizes(acceptor_, options_);  // accepted sockets inherit them
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {

@@ -115,7 +115,7 @@ void connectOnce(const State& st, std::size_t i) {
   ch.socket.open(st->target.protocol(), ec);
   if (ec)
     return fail(st, makeError(ErrorCode::kSystemError, "{}: socket: {}", st->where, ec.message()));
-  setBufferSizes(ch.socket, st->options.bufferBytes);
+  setBufferSizes(ch.socket, st->options);
   ch.socket.async_connect(st->target, [st, i](const error_code& e) {
     if (st->abandoned) return;
     if (e) return retryLater(st, i, e);

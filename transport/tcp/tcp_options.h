@@ -17,7 +17,8 @@ struct TcpOptions {
   /// TCP_CONGESTION per socket (COHORT_TCP_CONGESTION); "" keeps the system's.
   std::string congestion = "cubic";
   /// SO_SNDBUF / SO_RCVBUF of every socket; 0 keeps the kernel's autotuning.
-  int bufferBytes = 4 << 20;
+  int sendBufferBytes = 4 << 20;
+  int recvBufferBytes = 4 << 20;
   /// Chunk of the split (and of the reduce-on-receive bounce buffer).
   std::size_t chunkBytes = 512 << 10;
 
