@@ -81,7 +81,7 @@ class Communicator::Impl {
   std::size_t scratchBytes_ = 0;
   std::atomic<bool> aborted_{false};
   std::unique_ptr<collective::OpHistory> history_;  // made by create(), never null after
-  bool failureLogged_ = false;                       // stream worker only
+  bool failureLogged_ = false;                      // stream worker only
   mutable std::mutex errorMu_;
   Status asyncError_;
 

@@ -208,8 +208,7 @@ Status Communicator::Impl::scratch(std::size_t bytes, void** out) {
     scratchBytes_ = 0;
     const Status s = runtime::deviceMalloc(&scratch_, bytes);
     if (!s.ok()) {
-      return makeError(s.code(), "communicator scratch memory ({} bytes): {}", bytes,
-                       s.message());
+      return makeError(s.code(), "communicator scratch memory ({} bytes): {}", bytes, s.message());
     }
     scratchBytes_ = bytes;
   }

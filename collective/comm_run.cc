@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 
 #include "collective/comm_impl.h"
 #include "collective/datatype.h"
@@ -125,16 +126,39 @@ Status copyAlone(const OpDesc& op) {
       op.coll == Coll::kReduceScatterV) {
     bytes = op.counts.empty() ? 0 : op.counts[0] * e;
   }
-  const char* src = static_cast<const char*>(op.input) +
-                    (op.coll == Coll::kAllToAllV || op.coll == Coll::kReduceScatterV
-                         ? op.displs[0] * e : 0);
-  char* dst = static_cast<char*>(op.output) +
-              (op.coll == Coll::kAllToAllV ? op.displs2[0] * e
-               : op.coll == Coll::kAllGatherV ? op.displs[0] * e : 0);
+  const char* src =
+      static_cast<const char*>(op.input) +
+      (op.coll == Coll::kAllToAllV || op.coll == Coll::kReduceScatterV ? op.displs[0] * e : 0);
+  char* dst = static_cast<char*>(op.output) + (op.coll == Coll::kAllToAllV    ? op.displs2[0] * e
+                                               : op.coll == Coll::kAllGatherV ? op.displs[0] * e
+                                                                              : 0);
   if (bytes > 0 && op.coll != Coll::kBroadcast && op.coll != Coll::kBarrier && src != dst) {
     std::memmove(dst, src, bytes);
   }
   return Status::Ok();
+}
+
+// Peers on this node whose process is stopped (SIGSTOP, a debugger). A timed-out
+// wait names the peer this rank waited for, which may itself wait for the stopped
+// one: this names the end of the chain, at least on this node.
+std::string stoppedPeers(const std::vector<transport::PeerInfo>& peers, int self) {
+  std::string text;
+  for (const auto& p : peers) {
+    if (p.rank == self || p.pid <= 0 || !p.sameNode(peers[static_cast<std::size_t>(self)])) {
+      continue;
+    }
+    std::ifstream in(fmt::format("/proc/{}/stat", p.pid));
+    std::string stat;
+    std::getline(in, stat);
+    const auto close = stat.rfind(')');  // "pid (comm) S ...": the state follows the name
+    if (close == std::string::npos || close + 2 >= stat.size()) continue;
+    const char state = stat[close + 2];
+    if (state == 'T' || state == 't') {
+      text +=
+          fmt::format("{}rank {} (process {}) is stopped", text.empty() ? "" : ", ", p.rank, p.pid);
+    }
+  }
+  return text.empty() ? "" : "; on this node " + text + " (SIGSTOP or a debugger)";
 }
 
 }  // namespace
@@ -207,7 +231,8 @@ Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId) {
     const std::string what = op.describe();
     const std::string limit =
         s.code() == ErrorCode::kTimeout
-            ? fmt::format(" (COHORT_EXEC_TIMEOUT is {} s)", Config::global().execTimeoutS)
+            ? fmt::format(" (COHORT_EXEC_TIMEOUT is {} s){}", Config::global().execTimeoutS,
+                          stoppedPeers(peers_, rank))
             : "";
     s = makeError(s.code(), "rank {}: {}{}{}", rank,
                   s.message().find(what) == std::string::npos ? what + ": " : "", s.message(),
@@ -219,8 +244,7 @@ Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId) {
   return s;
 }
 
-Status Communicator::Impl::runChosen(const OpDesc& op, std::uint64_t historyId,
-                                     Deadline deadline) {
+Status Communicator::Impl::runChosen(const OpDesc& op, std::uint64_t historyId, Deadline deadline) {
   if (op.coll == Coll::kSendRecv) {
     history_->started(historyId, op, "send/recv");
     return runSendRecv(op, deadline);

@@ -74,8 +74,8 @@ transport::WaitControl waitControl(const std::atomic<bool>* abort) {
 
 Status execute(const Schedule& schedule, const ExecBuffers& buffers,
                const std::vector<transport::Connection*>& conns,
-               const transport::Reduction& reduction, const OpDesc& op, int rank,
-               Deadline deadline, const std::atomic<bool>* abort) {
+               const transport::Reduction& reduction, const OpDesc& op, int rank, Deadline deadline,
+               const std::atomic<bool>* abort) {
   const std::string what = op.describe();
   const transport::WaitControl control = waitControl(abort);
   for (const auto& round : schedule.rounds) {

@@ -26,8 +26,8 @@ struct ExecBuffers {
 /// kAborted within about 50 ms.
 Status execute(const Schedule& schedule, const ExecBuffers& buffers,
                const std::vector<transport::Connection*>& conns,
-               const transport::Reduction& reduction, const OpDesc& op, int rank,
-               Deadline deadline, const std::atomic<bool>* abort = nullptr);
+               const transport::Reduction& reduction, const OpDesc& op, int rank, Deadline deadline,
+               const std::atomic<bool>* abort = nullptr);
 
 /// The controls of a collective's waits: `abort`, and slow waits noted in the
 /// running operation's history (noteWait).

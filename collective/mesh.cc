@@ -97,8 +97,7 @@ Status Mesh::barrier(const OpDesc& op, const char* phase, Deadline deadline,
     noteWait(fmt::format("{} (mesh barrier '{}'): waiting for rank(s) {}", op.describe(), phase,
                          late.empty() ? "?" : late));
     if (deadline.expired()) {
-      return makeError(ErrorCode::kTimeout,
-                       "{} timed out at step '{}' waiting for rank(s) {}",
+      return makeError(ErrorCode::kTimeout, "{} timed out at step '{}' waiting for rank(s) {}",
                        op.describe(), phase, late.empty() ? "?" : late);
     }
   }
@@ -107,14 +106,18 @@ Status Mesh::barrier(const OpDesc& op, const char* phase, Deadline deadline,
 // A dead or departed member fails the barrier; *late lists the members that have
 // not reached it yet.
 Status Mesh::checkPeers(const OpDesc& op, const char* phase, std::string* late) const {
-  // Deaths first: a peer that left may only have left because another one died.
+  // Deaths first, all of them: a peer that left or died may only have done so
+  // because another one died first, and which one was first cannot be told here.
+  std::string dead;
   for (int j = 0; j < n_; ++j) {
     const auto* m = members_[static_cast<std::size_t>(j)];
     if (j != me_ && kill(m->pid, 0) != 0 && errno == ESRCH) {
-      return makeError(ErrorCode::kRemoteError,
-                       "remote rank {} died (process {} is gone) during {} ({})", m->rank,
-                       m->pid, op.describe(), phase);
+      dead += fmt::format("{}remote rank {} died (process {} is gone)", dead.empty() ? "" : ", ",
+                          m->rank, m->pid);
     }
+  }
+  if (!dead.empty()) {
+    return makeError(ErrorCode::kRemoteError, "{} during {} ({})", dead, op.describe(), phase);
   }
   for (int j = 0; j < n_; ++j) {
     const auto* m = members_[static_cast<std::size_t>(j)];
@@ -123,7 +126,8 @@ Status Mesh::checkPeers(const OpDesc& op, const char* phase, std::string* late) 
     if (arrived == kLeft) {
       return makeError(ErrorCode::kRemoteError,
                        "remote rank {} (process {}) left the communicator (aborted or destroyed) "
-                       "during {} ({})", m->rank, m->pid, op.describe(), phase);
+                       "during {} ({})",
+                       m->rank, m->pid, op.describe(), phase);
     }
     if (arrived < barriers_) *late += (late->empty() ? "" : ", ") + std::to_string(m->rank);
   }

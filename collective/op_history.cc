@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <ctime>
@@ -37,14 +38,15 @@ Registry& registry() {
 thread_local OpHistory* tHistory = nullptr;
 thread_local std::uint64_t tId = 0;
 
-int gWakeFd = -1;                 // write end of the report pipe
+std::atomic<int> gWakeFd{-1};     // write end of the report pipe (lock-free)
 struct sigaction gPrevious = {};  // the SIGUSR1 action we replaced
 
 void onReportSignal(int sig, siginfo_t* info, void* context) {
   const int saved = errno;
   const char byte = 1;
-  if (gWakeFd >= 0) {
-    const ssize_t ignored = ::write(gWakeFd, &byte, 1);  // full pipe: a report is pending
+  const int fd = gWakeFd.load();
+  if (fd >= 0) {
+    const ssize_t ignored = ::write(fd, &byte, 1);  // full pipe: a report is pending
     (void)ignored;
   }
   errno = saved;
@@ -91,8 +93,7 @@ std::string clockTime(OpRecord::Time t) {
   std::tm tm = {};
   localtime_r(&secs, &tm);
   const auto us =
-      std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count() %
-      1000000;
+      std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count() % 1000000;
   return fmt::format("{:02}:{:02}:{:02}.{:06}", tm.tm_hour, tm.tm_min, tm.tm_sec, us);
 }
 
@@ -139,10 +140,14 @@ std::string formatRecord(const OpRecord& r, OpRecord::Time now) {
 
 const char* opStateName(OpState state) {
   switch (state) {
-    case OpState::kQueued: return "queued";
-    case OpState::kRunning: return "running";
-    case OpState::kDone: return "done";
-    case OpState::kFailed: return "failed";
+    case OpState::kQueued:
+      return "queued";
+    case OpState::kRunning:
+      return "running";
+    case OpState::kDone:
+      return "done";
+    case OpState::kFailed:
+      return "failed";
   }
   return "unknown";
 }
@@ -175,10 +180,9 @@ OpRecord& OpHistory::slotFor(std::uint64_t id, const OpDesc& op, OpRecord::Time 
       const int cls = r.state == OpState::kRunning ? 2 : r.state == OpState::kQueued ? 1 : 0;
       return std::make_pair(cls, r.id);
     };
-    victim = &*std::min_element(records_.begin(), records_.end(),
-                                [&](const OpRecord& a, const OpRecord& b) {
-                                  return order(a) < order(b);
-                                });
+    victim = &*std::min_element(
+        records_.begin(), records_.end(),
+        [&](const OpRecord& a, const OpRecord& b) { return order(a) < order(b); });
   }
   OpRecord& r = *victim;
   r.id = id;
@@ -229,8 +233,10 @@ void OpHistory::finished(std::uint64_t id, const Status& status) {
     if (r->state == OpState::kQueued) r->started = now;  // failed before it ran
     r->state = status.ok() ? OpState::kDone : OpState::kFailed;
     r->ended = now;
-    if (status.ok()) r->waitingFor.clear();
-    else r->error = status.toString();
+    if (status.ok())
+      r->waitingFor.clear();
+    else
+      r->error = status.toString();
   }
 }
 

@@ -123,8 +123,8 @@ TEST(ABORT_SUITE, DestroyWithAbortThenRecover) {
   onRanks(1, [&](int) {
     ASSERT_OK(runtime::deviceMalloc(&kept, 4 << 20));
     for (int i = 0; i < 3; ++i) {  // rank 1 never joins: the first waits, two queue
-      ASSERT_OK(comms[0]->allReduce(kept, kept, 1 << 20, DataType::kFloat32, ReduceOp::kSum,
-                                    nullptr));
+      ASSERT_OK(
+          comms[0]->allReduce(kept, kept, 1 << 20, DataType::kFloat32, ReduceOp::kSum, nullptr));
     }
     std::this_thread::sleep_for(100ms);
     const auto start = std::chrono::steady_clock::now();

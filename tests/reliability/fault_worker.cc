@@ -44,7 +44,8 @@ int failed(const char* what, const Status& s, int exitCode, int iterations = 0) 
   std::printf("rank %d: %s FAILED code=%d after %d iteration(s): %s\n", envRank(), what,
               static_cast<int>(s.code()), iterations, s.toString().c_str());
   std::fflush(stdout);
-  if (const char* linger = std::getenv("FAULT_WORKER_LINGER_MS")) ::usleep(1000u * std::atoi(linger));
+  if (const char* linger = std::getenv("FAULT_WORKER_LINGER_MS"))
+    ::usleep(1000u * std::atoi(linger));
   return exitCode;
 }
 
@@ -56,10 +57,11 @@ int loop(Communicator& comm, std::size_t bytes) {
   std::memset(buf, 0, bytes);
   bool told = false;
   for (int i = 0;; ++i) {
-    const Status s = sync(
-        comm.allReduce(buf, buf, bytes / 4, DataType::kFloat32, ReduceOp::kSum, nullptr));
+    const Status s =
+        sync(comm.allReduce(buf, buf, bytes / 4, DataType::kFloat32, ReduceOp::kSum, nullptr));
     if (!s.ok()) return failed("allreduce", s, 7, i);
     if (i == 0) std::printf("rank %d: looping\n", comm.rank());
+    if (i == 20) std::printf("rank %d: 20 iterations\n", comm.rank());
     if (gOwnHandlerRuns > 0 && !told) {
       std::printf("rank %d: own SIGUSR1 handler ran\n", comm.rank());
       told = true;
@@ -92,8 +94,8 @@ int oom(Communicator& comm) {
   constexpr std::size_t kRecvCount = 1 << 20;
   std::vector<float> in(kRecvCount * static_cast<std::size_t>(comm.size()), 1.0f);
   std::vector<float> out(kRecvCount, 0.0f);
-  const Status s = sync(comm.reduceScatter(in.data(), out.data(), kRecvCount,
-                                           DataType::kFloat32, ReduceOp::kSum, nullptr));
+  const Status s = sync(comm.reduceScatter(in.data(), out.data(), kRecvCount, DataType::kFloat32,
+                                           ReduceOp::kSum, nullptr));
   if (!s.ok()) return failed("reducescatter", s, 7);
   std::printf("rank %d: oom OK (%s)\n", comm.rank(), comm.lastChoice().c_str());
   return 0;
@@ -101,9 +103,8 @@ int oom(Communicator& comm) {
 
 int once(Communicator& comm) {
   std::vector<float> data(1024, 1.0f);
-  const Status s =
-      sync(comm.allReduce(data.data(), data.data(), data.size(), DataType::kFloat32,
-                          ReduceOp::kSum, nullptr));
+  const Status s = sync(comm.allReduce(data.data(), data.data(), data.size(), DataType::kFloat32,
+                                       ReduceOp::kSum, nullptr));
   if (!s.ok()) return failed("allreduce", s, 7);
   std::printf("rank %d: table OK\n", comm.rank());
   return 0;
@@ -137,8 +138,7 @@ int skew() {
   s = boot.allgather(self.encode(), &blobs, deadline);
   if (!s.ok()) return failed("bootstrap", s, 4);
   std::printf("rank %d: skewed rank joined as Cohort %s (protocol %u)\n", job.rank,
-              transport::libraryVersionString(self.libraryVersion).c_str(),
-              self.protocolVersion);
+              transport::libraryVersionString(self.libraryVersion).c_str(), self.protocolVersion);
   return 0;
 }
 

@@ -1,6 +1,8 @@
 // The operation history: states, eviction, waits noted from the running thread,
 // the SIGUSR1 report (chained to the application's handler), and what a
 // communicator logs when an operation times out. COHORT_EXEC_TIMEOUT=2 (ctest).
+#include "collective/op_history.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -9,7 +11,6 @@
 #include <chrono>
 #include <thread>
 
-#include "collective/op_history.h"
 #include "collective/rank_pool.h"
 #include "test_util.h"
 
@@ -52,12 +53,16 @@ TEST(OpHistoryTest, RecordsEachStateAndFormatsIt) {
   EXPECT_NE(text.find("rank 3 of 4, test (pid "), std::string::npos) << text;
   EXPECT_NE(text.find("last 3 operation(s), oldest first"), std::string::npos) << text;
   EXPECT_NE(text.find("[1] allreduce #1 (1024 x float, sum, root 0) | done allreduce=ring tcp"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("[2] allreduce #2 (1024 x float, sum, root 0) | running allreduce=mesh "
-                      "shm since"), std::string::npos) << text;
+                      "shm since"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("waiting for rank(s) 1"), std::string::npos) << text;
   EXPECT_NE(text.find("[3] allreduce #3 (1024 x float, sum, root 0) | queued at"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   h.finished(b, Status(ErrorCode::kTimeout, "rank 0: timed out waiting for rank 1"));
   h.finished(c, Status(ErrorCode::kAborted, "aborted"));  // never started
   const auto records = h.snapshot();
@@ -118,11 +123,14 @@ TEST(OpHistoryTest, Sigusr1PrintsEveryLiveHistoryAndChains) {
   ::raise(SIGUSR1);
   std::string out;
   const auto end = std::chrono::steady_clock::now() + 5s;
-  while (std::chrono::steady_clock::now() < end && out.find("second history") == std::string::npos) {
+  while (std::chrono::steady_clock::now() < end &&
+         out.find("second history") == std::string::npos) {
     char buf[4096];
     const ssize_t n = ::read(fds[0], buf, sizeof(buf));
-    if (n > 0) out.append(buf, static_cast<std::size_t>(n));
-    else std::this_thread::sleep_for(5ms);
+    if (n > 0)
+      out.append(buf, static_cast<std::size_t>(n));
+    else
+      std::this_thread::sleep_for(5ms);
   }
   ::dup2(savedStderr, 2);
   ::close(savedStderr);
@@ -156,7 +164,8 @@ TEST(OpHistoryTest, TimedOutOperationNamesTheLateRankAndLogsTheHistory) {
   EXPECT_NE(st.message().find("COHORT_EXEC_TIMEOUT is 2 s"), std::string::npos) << st.toString();
   const std::string tail = st.message().substr(st.message().find("waiting for"));
   EXPECT_TRUE(tail.find("rank(s) 1") != std::string::npos ||
-              tail.find("rank 1 (") != std::string::npos) << st.toString();
+              tail.find("rank 1 (") != std::string::npos)
+      << st.toString();
   EXPECT_NE(log.find("rank 0 of 2, communicator 'all' (device 0) (pid"), std::string::npos) << log;
   EXPECT_NE(log.find("| failed allreduce="), std::string::npos) << log;
   EXPECT_NE(log.find("last wait: allreduce #1"), std::string::npos) << log;

@@ -18,7 +18,7 @@ using Seconds = std::chrono::duration<double>;
 
 struct JobSpec {
   int ranks = 0;
-  std::vector<std::string> args;  ///< worker arguments (the mode first)
+  std::vector<std::string> args;                     ///< worker arguments (the mode first)
   std::map<int, std::vector<std::string>> rankArgs;  ///< per rank (replaces args)
   std::string transport = "auto";
   std::vector<std::string> env;  ///< "NAME=value" for every rank (overrides the defaults)
@@ -31,9 +31,9 @@ struct JobSpec {
 /// One worker process.
 struct RankProcess {
   int rank = -1;
-  pid_t pid = -1;        ///< -1: never started
-  std::string logPath;   ///< stdout and stderr
-  int exitCode = -2;     ///< -2 running; exit status; 128 + signal; -1 killed at a deadline
+  pid_t pid = -1;       ///< -1: never started
+  std::string logPath;  ///< stdout and stderr
+  int exitCode = -2;    ///< -2 running; exit status; 128 + signal; -1 killed at a deadline
   Clock::time_point exitedAt{};
 };
 

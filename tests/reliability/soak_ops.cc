@@ -16,14 +16,24 @@ const char* kKindNames[] = {"allreduce", "allgather", "reducescatter", "broadcas
 // The algorithms that can run each kind ("" = the built-in choice).
 std::vector<const char*> algorithmsFor(SoakKind kind) {
   switch (kind) {
-    case SoakKind::kAllReduce: return {"", "mesh", "ring", "hd"};
-    case SoakKind::kAllGather: case SoakKind::kReduceScatter: return {"", "mesh", "ring"};
-    case SoakKind::kBroadcast: return {"", "mesh", "tree", "chain"};
-    case SoakKind::kReduce: return {"", "mesh", "tree"};
-    case SoakKind::kGather: case SoakKind::kScatter: return {"", "mesh", "linear"};
-    case SoakKind::kAllToAll: return {"", "mesh", "pairwise"};
-    case SoakKind::kBarrier: return {"", "mesh", "dissemination"};
-    case SoakKind::kSendRecv: return {""};
+    case SoakKind::kAllReduce:
+      return {"", "mesh", "ring", "hd"};
+    case SoakKind::kAllGather:
+    case SoakKind::kReduceScatter:
+      return {"", "mesh", "ring"};
+    case SoakKind::kBroadcast:
+      return {"", "mesh", "tree", "chain"};
+    case SoakKind::kReduce:
+      return {"", "mesh", "tree"};
+    case SoakKind::kGather:
+    case SoakKind::kScatter:
+      return {"", "mesh", "linear"};
+    case SoakKind::kAllToAll:
+      return {"", "mesh", "pairwise"};
+    case SoakKind::kBarrier:
+      return {"", "mesh", "dissemination"};
+    case SoakKind::kSendRecv:
+      return {""};
   }
   return {""};
 }
@@ -91,9 +101,9 @@ std::string reduction(const Run& x) {
   std::string bad = x.finish(s);
   if (!bad.empty() || (x.op.kind == SoakKind::kReduce && x.r != x.op.root)) return bad;
   const std::size_t first = scatter ? static_cast<std::size_t>(x.r) * x.count : 0;
-  return compare(x.op.type, dst, x.count,
-                 [&](std::size_t i) { return expectedReduce(x.op.op, x.n, first + i); },
-                 x.tolerance());
+  return compare(
+      x.op.type, dst, x.count,
+      [&](std::size_t i) { return expectedReduce(x.op.op, x.n, first + i); }, x.tolerance());
 }
 
 std::string gathering(const Run& x) {
@@ -113,8 +123,8 @@ std::string gathering(const Run& x) {
   }
   return compare(x.op.type, out.get(), x.all, [&](std::size_t i) {
     const int from = static_cast<int>(i / x.count);
-    const std::size_t at = a2a ? static_cast<std::size_t>(x.r) * x.count + i % x.count
-                               : i % x.count;
+    const std::size_t at =
+        a2a ? static_cast<std::size_t>(x.r) * x.count + i % x.count : i % x.count;
     return x.value(from, at);
   });
 }
@@ -186,14 +196,21 @@ std::string runSoakOp(const SoakOp& op, Communicator& comm, runtime::Stream* str
   const Status set = comm.setAlgorithm(op.algorithm);
   if (!set.ok()) return "setAlgorithm: " + set.toString();
   const int n = comm.size();
-  const Run x{op, comm, stream, comm.rank(), n, dataTypeSize(op.type), op.count,
-              op.count * static_cast<std::size_t>(n)};
+  const Run x{op,       comm,
+              stream,   comm.rank(),
+              n,        dataTypeSize(op.type),
+              op.count, op.count * static_cast<std::size_t>(n)};
   switch (op.kind) {
-    case SoakKind::kAllReduce: case SoakKind::kReduceScatter: case SoakKind::kReduce:
+    case SoakKind::kAllReduce:
+    case SoakKind::kReduceScatter:
+    case SoakKind::kReduce:
       return reduction(x);
-    case SoakKind::kAllGather: case SoakKind::kGather: case SoakKind::kAllToAll:
+    case SoakKind::kAllGather:
+    case SoakKind::kGather:
+    case SoakKind::kAllToAll:
       return gathering(x);
-    case SoakKind::kBroadcast: case SoakKind::kScatter:
+    case SoakKind::kBroadcast:
+    case SoakKind::kScatter:
       return distribution(x);
     case SoakKind::kSendRecv:
       return exchange(x);

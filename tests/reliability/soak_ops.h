@@ -13,8 +13,16 @@
 namespace cohort::testing {
 
 enum class SoakKind {
-  kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kGather, kScatter, kAllToAll,
-  kBarrier, kSendRecv,
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kGather,
+  kScatter,
+  kAllToAll,
+  kBarrier,
+  kSendRecv,
 };
 constexpr int kSoakKinds = 10;
 

@@ -29,7 +29,8 @@ TEST(SoakTest, RandomMixOfCollectivesOnFourRanksIsAlwaysRight) {
   const auto start = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const SoakOp& op = ops[i];
-    const auto results = pool.run([&](int r) { return runSoakOp(op, pool.comm(r), pool.stream(r)); });
+    const auto results =
+        pool.run([&](int r) { return runSoakOp(op, pool.comm(r), pool.stream(r)); });
     std::string failures;
     for (std::size_t r = 0; r < results.size(); ++r) {
       if (!results[r].empty()) failures += "\n rank " + std::to_string(r) + ": " + results[r];
@@ -43,8 +44,9 @@ TEST(SoakTest, RandomMixOfCollectivesOnFourRanksIsAlwaysRight) {
   std::string mix;
   for (const auto& [name, n] : perKind) mix += " " + name + ":" + std::to_string(n);
   std::printf("%zu operations in %.1f s (seed %u):%s\n", ops.size(), secs, gSeed, mix.c_str());
-  for (auto& [name, n] : perKind) EXPECT_GT(n, 0) << name;
-  if (ops.size() >= 500) EXPECT_EQ(perKind.size(), 30u);  // every kind x algorithm ran
+  if (ops.size() >= 500) {
+    EXPECT_EQ(perKind.size(), 30u) << mix;  // every kind x algorithm ran
+  }
 }
 
 }  // namespace
