@@ -35,7 +35,7 @@ struct Options {
   std::size_t maxBytes = 64 << 20;
   int rounds = 3;
   int pings = 2000;
-  std::size_t budget = 256 << 20;  // bytes per measurement (sets the iterations)
+  std::size_t budget = std::size_t(1) << 30;  // bytes per measurement (sets the iterations)
   ct::tcp::TcpOptions tcp = ct::tcp::TcpOptions::fromConfig();
 };
 
@@ -253,6 +253,7 @@ int main(int argc, char** argv) {
   app.add_option("--max", o.maxBytes, "largest message (bytes)");
   app.add_option("--rounds", o.rounds, "rounds per size (median reported)");
   app.add_option("--pings", o.pings, "ping-pong round trips per round");
+  app.add_option("--budget", o.budget, "bytes per bandwidth measurement");
   app.add_option("--nsocks", o.tcp.socketsPerPeer, "cohort sockets per peer");
   app.add_option("--congestion", o.tcp.congestion, "cohort TCP_CONGESTION ('' = system)");
   app.add_option("--chunk", o.tcp.chunkBytes, "cohort chunk bytes");

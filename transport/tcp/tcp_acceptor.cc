@@ -35,7 +35,7 @@ struct Acceptor::Pending {
 };
 
 Acceptor::Acceptor(asio::io_context& io, const TcpOptions& options, const Handshake& expected)
-    : io_(io), options_(options), expected_(expected), acceptor_(io) {}
+    : io_(io), options_(options), expected_(expected), acceptor_(io), retry_(io) {}
 
 Acceptor::~Acceptor() {
   error_code ignored;
@@ -67,8 +67,16 @@ void Acceptor::acceptNext() {
   auto p = std::make_shared<Pending>(io_);
   acceptor_.async_accept(p->socket, [this, p](const error_code& ec) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-    if (!ec) readHandshake(p);
-    acceptNext();
+    if (!ec) {
+      readHandshake(p);
+      return acceptNext();
+    }
+    // Out of descriptors or memory: retry later instead of spinning.
+    COHORT_LOG(kWarn, "transport", "rank {}: accept failed: {}", expected_.toRank, ec.message());
+    retry_.expires_after(std::chrono::milliseconds(100));
+    retry_.async_wait([this](const error_code& e) {
+      if (!e) acceptNext();
+    });
   });
 }
 

@@ -7,6 +7,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -48,6 +49,7 @@ class Acceptor {
   const TcpOptions options_;
   const Handshake expected_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer retry_;  // after a failed accept
   std::map<int, std::map<std::uint64_t, boost::asio::ip::tcp::socket>> ready_;
   std::vector<std::string> refusals_;
 };
