@@ -8,11 +8,13 @@
 //
 //   build/bench/transport_bench [--rounds 3] [--min 64K] [--max 64M] [--pings 20000]
 //
-// Rank r uses device r; buffers are device memory. Figures are medians of
-// --rounds; GB/s = 1e9 B/s of payload. tcp runs over 127.0.0.1.
+// Rank r uses device r and, for shm with --pin (the default), CPU r; buffers are
+// device memory. Figures are medians of --rounds; GB/s = 1e9 B/s of payload. tcp runs
+// over 127.0.0.1.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,6 +41,7 @@ struct Options {
   std::size_t minBytes = 0, maxBytes = 0;
   int rounds = 3;
   int pings = 20000;
+  bool pin = true;                 // shm: rank r on CPU r (when there are two)
   std::size_t budget = 512 << 20;  // bytes per bandwidth measurement
 };
 
@@ -143,18 +146,29 @@ void sync(Side& s, ct::Connection& c) {
   drain(c);
 }
 
-double pingUs(Side& s, ct::Connection& c, int pings) {
+// Half round trips of an 8-byte ping-pong, in microseconds, one per ping (the
+// median resists the scheduling noise of a shared machine; the mean does not).
+std::vector<double> pingUs(Side& s, ct::Connection& c, int pings) {
   std::uint64_t x = 0, y = 0;
+  std::vector<double> halves;
+  halves.reserve(static_cast<std::size_t>(pings));
   sync(s, c);
-  const double t0 = now();
   for (int i = 0; i < pings; ++i) {
+    const double t0 = now();
     if (s.sender()) check(c.postSend(&x, 8));
     check(c.postRecv(&y, 8));
     drain(c);
     if (!s.sender()) check(c.postSend(&y, 8));
+    halves.push_back((now() - t0) / 2 * 1e6);
   }
   drain(c);
-  return (now() - t0) / pings / 2 * 1e6;
+  return halves;
+}
+
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
 }
 
 // One-way: `iters` messages back to back, then a 1-byte acknowledgement.
@@ -206,14 +220,16 @@ int itersFor(const Options& o, std::size_t bytes) {
 // Per size: the median over rounds; references at 16 MiB (memcpy) and 64 MiB (plain).
 struct Figures {
   std::map<std::string, std::map<std::size_t, std::vector<double>>> gbps;  // kind -> size
-  std::map<std::string, std::vector<double>> latencyUs;
+  std::map<std::string, std::vector<double>> latencyUs, latencyMeanUs;     // per round
   std::vector<double> memcpy16, plain64;
 };
 
 void measure(Side& s, const Options& o, const std::string& kind, ct::Connection& c, Figures* f) {
   for (int r = 0; r < o.rounds; ++r) {
     pingUs(s, c, o.pings / 10);  // warm-up
-    f->latencyUs[kind].push_back(pingUs(s, c, o.pings));
+    const std::vector<double> halves = pingUs(s, c, o.pings);
+    f->latencyUs[kind].push_back(median(halves));
+    f->latencyMeanUs[kind].push_back(mean(halves));
     for (std::size_t bytes = o.minBytes; bytes <= o.maxBytes; bytes *= 4) {
       if (kind == "shm" && bytes == (16u << 20) && s.sender()) {
         f->memcpy16.push_back(memcpyGbps(bytes, itersFor(o, bytes)));
@@ -228,7 +244,7 @@ void measure(Side& s, const Options& o, const std::string& kind, ct::Connection&
 
 void report(const Options& o, const Figures& f) {
   std::printf(
-      "# transport_bench: 2 processes (fork), rank r on device r, device memory; "
+      "# transport_bench: 2 processes (fork), rank r on device r (shm: and CPU r), device memory; "
       "medians of %d rounds; GB/s = 1e9 B/s\n# %10s %8s %10s %10s\n",
       o.rounds, "size", "iters", "shm GB/s", "tcp GB/s");
   for (std::size_t bytes = o.minBytes; bytes <= o.maxBytes; bytes *= 4) {
@@ -236,8 +252,11 @@ void report(const Options& o, const Figures& f) {
                 median(f.gbps.at("shm").at(bytes)), median(f.gbps.at("tcp").at(bytes)));
   }
   const double shmLat = median(f.latencyUs.at("shm")), tcpLat = median(f.latencyUs.at("tcp"));
-  std::printf("# one-way latency, 8 B (half round trip): shm %.2f us, tcp %.2f us\n", shmLat,
-              tcpLat);
+  std::printf(
+      "# one-way latency, 8 B (half round trip), median (mean) of %d pings: shm %.2f us "
+      "(%.2f), tcp %.2f us (%.2f)\n",
+      o.pings, shmLat, median(f.latencyMeanUs.at("shm")), tcpLat,
+      median(f.latencyMeanUs.at("tcp")));
   if (!f.memcpy16.empty() && f.gbps.at("shm").count(16u << 20)) {
     const double m = median(f.memcpy16), shm = median(f.gbps.at("shm").at(16u << 20));
     std::printf("# shm 16 MiB %.3f GB/s vs memcpy 1 thread %.3f GB/s: %.0f%% (floor 70%%) %s\n",
@@ -253,12 +272,28 @@ void report(const Options& o, const Figures& f) {
   std::fflush(stdout);
 }
 
+// Rank r on CPU r, or (cpu < 0) on every CPU.
+void pinTo(int cpu) {
+  const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  for (long c = 0; c < n && c < CPU_SETSIZE; ++c) {
+    if (cpu < 0 || c == cpu) CPU_SET(static_cast<int>(c), &cpus);
+  }
+  if (::sched_setaffinity(0, sizeof(cpus), &cpus) != 0) die("sched_setaffinity failed");
+}
+
 void run(Side& s, const Options& o) {
   check(rt::setDevice(s.rank));
   check(rt::deviceMalloc(&s.buffer, o.maxBytes));
   std::memset(s.buffer, 1, o.maxBytes);  // touched: no page faults while timed
   Figures f;
   for (const std::string kind : {"shm", "tcp"}) {
+    // shm: the ranks never share a core (a ping-pong then costs context
+    // switches); tcp: unpinned, as the plain-socket reference (the kernel's
+    // share of the work runs on both cores).
+    const bool pin = o.pin && kind == "shm" && ::sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+    pinTo(pin ? s.rank : -1);
     Link link;
     connect(s, kind, &link);
     measure(s, o, kind, *link.conn, &f);
@@ -291,6 +326,7 @@ int main(int argc, char** argv) {
   app.add_option("--max", o.max, "largest message (e.g. 64M)");
   app.add_option("--rounds", o.rounds, "rounds (medians are reported)")->check(CLI::PositiveNumber);
   app.add_option("--pings", o.pings, "ping-pongs per latency round")->check(CLI::PositiveNumber);
+  app.add_option("--pin", o.pin, "for shm, pin rank r to CPU r (1/0)");
   CLI11_PARSE(app, argc, argv);
   std::uint64_t lo = 0, hi = 0;
   if (!cohort::parseByteSize(o.min, &lo) || !cohort::parseByteSize(o.max, &hi) || lo == 0 ||

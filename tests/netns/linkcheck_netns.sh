@@ -46,18 +46,22 @@ fail() {
 }
 
 # ---- the "cluster" ---------------------------------------------------------------
-ip netns add "$SWITCH" 2>/dev/null || skip "cannot create network namespaces here"
-ip -n "$SWITCH" link add "${ID}br" type bridge
-ip -n "$SWITCH" link set "${ID}br" up
-for i in 0 1 2; do
-  ns=${NODES[$i]}
-  ip netns add "$ns"
-  ip link add "${ID}a$i" netns "$ns" type veth peer name "${ID}b$i" netns "$SWITCH"
-  ip -n "$SWITCH" link set "${ID}b$i" master "${ID}br" up
-  ip -n "$ns" addr add "$SUBNET.$((i + 1))/24" dev "${ID}a$i"
-  ip -n "$ns" link set lo up
-  ip -n "$ns" link set "${ID}a$i" up
-done
+build_cluster() {
+  local i ns
+  ip netns add "$SWITCH" || return 1
+  ip -n "$SWITCH" link add "${ID}br" type bridge || return 1
+  ip -n "$SWITCH" link set "${ID}br" up || return 1
+  for i in 0 1 2; do
+    ns=${NODES[$i]}
+    ip netns add "$ns" || return 1
+    ip link add "${ID}a$i" netns "$ns" type veth peer name "${ID}b$i" netns "$SWITCH" || return 1
+    ip -n "$SWITCH" link set "${ID}b$i" master "${ID}br" up || return 1
+    ip -n "$ns" addr add "$SUBNET.$((i + 1))/24" dev "${ID}a$i" || return 1
+    ip -n "$ns" link set lo up || return 1
+    ip -n "$ns" link set "${ID}a$i" up || return 1
+  done
+}
+build_cluster || skip "cannot build namespaces joined by veth pairs and a bridge on this machine"
 
 # A rank table: one server per entry of $@ ("IP:DEVICES"), ranks in order.
 ranktable() {

@@ -24,8 +24,9 @@ Status readFile(const std::string& path, std::string* text) {
   return Status::Ok();
 }
 
-// COHORT_JOB_TOKEN, else a hash of the table: every rank started from the same
-// file agrees on it, but so can anyone who can read the file.
+// COHORT_JOB_TOKEN, else a hash of the table (the rule of
+// Communicator::initFromRankTable): every rank started from the same file agrees
+// on it, but so can anyone who can read the file.
 Status tableToken(const std::string& path, transport::JobToken* token) {
   const std::string& text = Config::global().jobToken;
   if (!text.empty()) {
@@ -34,7 +35,7 @@ Status tableToken(const std::string& path, transport::JobToken* token) {
   }
   std::string contents;
   COHORT_RETURN_IF_ERROR(readFile(path, &contents));
-  *token = transport::JobToken::fromText("rank table:" + contents);
+  *token = transport::JobToken::fromText("ranktable:" + contents);
   COHORT_LOG(kWarn, "linkcheck",
              "COHORT_JOB_TOKEN is not set: the job token is a hash of {}, which anyone who can "
              "read the file can compute; set COHORT_JOB_TOKEN to a secret",

@@ -127,7 +127,11 @@ Status ShmConnection::deliver(const MessageDesc& desc, const Recv& r) {
 
 Status ShmConnection::progress() {
   if (!error_.ok()) return error_;
-  COHORT_RETURN_IF_ERROR(checkRings());
+  // A size mismatch stops everything at once; a peer that closed is an error
+  // only for what is still pending after whatever it did consume and send.
+  const std::uint32_t theirs = in_->error.load(std::memory_order_acquire);
+  const std::uint32_t mine = out_->error.load(std::memory_order_acquire);
+  if (theirs == kRingMismatch || mine == kRingMismatch) return checkRings();
   publishSends();
   const std::uint64_t consumed = out_->consumed.load(std::memory_order_acquire);
   while (sendsCompleted_ < consumed) {
@@ -144,8 +148,9 @@ Status ShmConnection::progress() {
     delivered = true;
   }
   if (delivered) peer_.block->wake.notifyAll();
-  if (!idle()) return checkAlive();
-  return Status::Ok();
+  if (idle()) return Status::Ok();
+  COHORT_RETURN_IF_ERROR(checkRings());
+  return checkAlive();
 }
 
 WaitHint ShmConnection::waitHint() {
