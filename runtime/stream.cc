@@ -96,6 +96,9 @@ Status Stream::waitForEvent(const std::shared_ptr<EventState>& event, std::uint6
 Status Stream::lazyDone(std::uint64_t target) const {
   // Tasks [completed_, target): the running one, then the queue's front.
   std::uint64_t index = completed_.load(std::memory_order_acquire);
+  // The worker may have finished (and failed) since the caller looked: mu_ is
+  // held, so error_ is read directly.
+  if (failed()) return error_;
   if (index >= target) return Status::Ok();
   auto check = [&](const Task& t) -> Status {
     if (!t.waitOn || !t.waitOn->done(t.waitGeneration)) return Status(ErrorCode::kNotReady, "");

@@ -42,6 +42,7 @@ std::string simulate(const std::vector<Schedule>& scheds, std::vector<RankState>
       const auto& round = scheds[r].rounds[s.round];
       if (!s.posted) {
         for (const Step& step : round) {
+          if (step.bytes == 0) continue;
           if (step.op == Step::Op::kCopy) std::memmove(at(s, step.dst), at(s, step.src), step.bytes);
           if (step.op == Step::Op::kReduce) red.fn(at(s, step.dst), at(s, step.dst), at(s, step.src), step.bytes, nullptr);
         }
@@ -67,6 +68,7 @@ std::string simulate(const std::vector<Schedule>& scheds, std::vector<RankState>
           return "rank " + std::to_string(r) + " round " + std::to_string(s.round) + ": got " +
                  std::to_string(m.size()) + " bytes from " + std::to_string(step.peer) + ", expected " + std::to_string(step.bytes);
         }
+        if (m.empty()) continue;
         if (step.op == Step::Op::kRecv) std::memcpy(at(s, step.dst), m.data(), m.size());
         else red.fn(at(s, step.dst), at(s, step.src), m.data(), m.size(), nullptr);
       }
