@@ -98,8 +98,10 @@ TEST(ConcurrencyTest, ManyThreadsEnqueueOnOneStream) {
           sum.fetch_add(i, std::memory_order_relaxed);
           return Status::Ok();
         }));
-        if (i % 100 == 0) ASSERT_OK(streamQuery(s).code() == ErrorCode::kNotReady ? Status::Ok()
-                                                                               : streamQuery(s));
+        if (i % 100 == 0) {
+          const Status q = streamQuery(s);  // busy or idle are both fine; nothing else is
+          ASSERT_TRUE(q.ok() || q.code() == ErrorCode::kNotReady) << q.toString();
+        }
       }
     });
   }
