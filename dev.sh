@@ -77,7 +77,7 @@ cmd_test() {
   build build-asan -DCOHORT_SANITIZE=address -DCMAKE_BUILD_TYPE=Debug -DCOHORT_BUILD_BENCH=OFF
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_ctest build-asan -LE nosan
-  log "ThreadSanitizer build: common and runtime suites"
+  log "ThreadSanitizer build: the suites labelled tsan"
   build build-tsan -DCOHORT_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug -DCOHORT_BUILD_BENCH=OFF \
     -DCOHORT_BUILD_EXAMPLES=OFF
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest build-tsan -L tsan
