@@ -187,7 +187,8 @@ Schedule ringAllGather(int rank, int size, std::size_t count, std::size_t elem, 
   return s;
 }
 
-Schedule ringReduceScatter(int rank, int size, std::size_t count, std::size_t elem) {
+Schedule ringReduceScatter(int rank, int size, std::size_t count, std::size_t elem,
+                           std::size_t pieceBytes) {
   Schedule s;
   s.algorithm = "ring";
   const std::size_t bytes = count * elem;
@@ -195,21 +196,23 @@ Schedule ringReduceScatter(int rank, int size, std::size_t count, std::size_t el
     s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, 0}, bytes));
     return s;
   }
-  s.scratchBytes = 2 * bytes;  // the partial sums in flight, alternating
+  const std::size_t piece = std::min(bytes, std::max(elem, pieceBytes / elem * elem));
+  s.scratchBytes = 2 * piece;  // the partial sums in flight, alternating
   const int next = mod(rank + 1, size), prev = mod(rank - 1, size);
-  for (int step = 0; step < size - 1; ++step) {
-    const auto sb = static_cast<std::size_t>(mod(rank - step - 1, size));
-    const auto rb = static_cast<std::size_t>(mod(rank - step - 2, size));
-    const bool last = step == size - 2;
-    auto& round = s.round();
-    if (step == 0) {
-      round.push_back(send(next, Buf::kInput, sb * bytes, bytes));
-    } else {
-      round.push_back(send(next, Buf::kScratch, static_cast<std::size_t>((step - 1) % 2) * bytes, bytes));
+  for (std::size_t at = 0; at < bytes || (bytes == 0 && at == 0); at += std::max(piece, elem)) {
+    const std::size_t len = std::min(piece, bytes - at);
+    for (int step = 0; step < size - 1; ++step) {
+      const auto sb = static_cast<std::size_t>(mod(rank - step - 1, size));
+      const auto rb = static_cast<std::size_t>(mod(rank - step - 2, size));
+      const bool last = step == size - 2;
+      const std::size_t mine = static_cast<std::size_t>(step % 2) * piece;
+      const std::size_t theirs = static_cast<std::size_t>((step + 1) % 2) * piece;
+      auto& round = s.round();
+      round.push_back(step == 0 ? send(next, Buf::kInput, sb * bytes + at, len)
+                                : send(next, Buf::kScratch, theirs, len));
+      const Range dst = last ? Range{Buf::kOutput, at} : Range{Buf::kScratch, mine};
+      round.push_back(recvReduce(prev, {Buf::kInput, rb * bytes + at}, dst, len));
     }
-    const Range dst = last ? Range{Buf::kOutput, 0}
-                           : Range{Buf::kScratch, static_cast<std::size_t>(step % 2) * bytes};
-    round.push_back(recvReduce(prev, {Buf::kInput, rb * bytes}, dst, bytes));
   }
   return s;
 }

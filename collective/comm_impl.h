@@ -49,6 +49,11 @@ class Communicator::Impl {
   Status connect();
   Status runChosen(const collective::OpDesc& op, std::uint64_t historyId, Deadline deadline);
   void logFailure(const Status& failure);
+  /// The first failure: explained by the failed peer's note, noted for the
+  /// others, and every connection ended (comm_failure.cc). Returns the error.
+  Status spreadFailure(Status s);
+  std::string failureKey(int r) const;
+  Status runAlgorithm(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
   Status runSchedule(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
   Status runSendRecv(const collective::OpDesc& op, Deadline deadline);
   Status runHierarchical(const collective::OpDesc& op, Deadline deadline);
@@ -82,6 +87,7 @@ class Communicator::Impl {
   std::atomic<bool> aborted_{false};
   std::unique_ptr<collective::OpHistory> history_;  // made by create(), never null after
   bool failureLogged_ = false;                      // stream worker only
+  bool failureSpread_ = false;                      // stream worker only
   mutable std::mutex errorMu_;
   Status asyncError_;
 

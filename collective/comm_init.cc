@@ -202,6 +202,10 @@ void Communicator::Impl::buildGroups(transport::shm::ShmTransport* shm) {
 }
 
 Status Communicator::Impl::scratch(std::size_t bytes, void** out) {
+  if (bytes > Config::global().buffSize) {  // planStaging keeps every algorithm within it
+    return makeError(ErrorCode::kInternal, "communicator scratch of {} bytes exceeds COHORT_BUFFSIZE ({} bytes)",
+                     bytes, Config::global().buffSize);
+  }
   if (bytes > scratchBytes_) {
     if (scratch_ != nullptr) COHORT_RETURN_IF_ERROR(runtime::deviceFree(scratch_));
     scratch_ = nullptr;

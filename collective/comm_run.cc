@@ -9,6 +9,7 @@
 #include "collective/comm_impl.h"
 #include "collective/datatype.h"
 #include "collective/executor.h"
+#include "collective/staging.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -103,7 +104,8 @@ Schedule buildSchedule(const OpDesc& op, Algo algo, int rank, int size) {
       return collective::ringAllGather(rank, size, op.count, e,
                                        static_cast<const char*>(op.input) ==
                                            static_cast<const char*>(op.output) + op.count * e * rank);
-    case Coll::kReduceScatter: return collective::ringReduceScatter(rank, size, op.count, e);
+    case Coll::kReduceScatter:
+      return collective::ringReduceScatter(rank, size, op.count, e, Config::global().buffSize / 2);
     case Coll::kBroadcast:
       return algo == Algo::kChain
                  ? collective::chainBroadcast(rank, size, op.root, op.count, e, kChainChunk)
@@ -237,6 +239,7 @@ Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId) {
     s = makeError(s.code(), "rank {}: {}{}{}", rank,
                   s.message().find(what) == std::string::npos ? what + ": " : "", s.message(),
                   limit);
+    s = spreadFailure(std::move(s));
   }
   history_->finished(historyId, s);
   if (s.ok()) runtime::registryNoteOp(this, prefix, rank, size, device, op.seq, collName(op.coll));
@@ -255,15 +258,36 @@ Status Communicator::Impl::runChosen(const OpDesc& op, std::uint64_t historyId, 
   }
   Algo algo = Algo::kAuto;
   COHORT_RETURN_IF_ERROR(collective::selectAlgorithm(op, topo_, overrides_, &algo));
+  const collective::StagingPlan plan =
+      collective::planStaging(op, algo, size, Config::global().buffSize);
+  algo = plan.algo;
   lastChoice = fmt::format("{}={} {}", collName(op.coll), collective::algoName(algo),
                            algo == Algo::kMesh ? "shm" : (connPtrs_[rank == 0 ? 1 : 0]->kind()));
+  if (plan.pieceCount > 0) lastChoice += fmt::format(" in pieces of {}", plan.pieceCount);
   history_->started(historyId, op, lastChoice);
   COHORT_LOG(kInfo, "collective", "{} start: {}", op.describe(), lastChoice);
-  Status s = algo == Algo::kMesh           ? mesh_->run(op, deadline, aborted_)
-             : algo == Algo::kHierarchical ? runHierarchical(op, deadline)
-                                           : runSchedule(op, algo, deadline);
+  Status s = Status::Ok();
+  if (plan.pieceCount == 0) {
+    s = runAlgorithm(op, algo, deadline);
+  } else {
+    // Elementwise: piece k of every buffer is an operation of its own.
+    const std::size_t e = dataTypeSize(op.type);
+    for (std::size_t at = 0; at < op.count && s.ok(); at += plan.pieceCount) {
+      OpDesc piece = op;
+      piece.count = std::min(plan.pieceCount, op.count - at);
+      if (op.input != nullptr) piece.input = static_cast<const char*>(op.input) + at * e;
+      if (op.output != nullptr) piece.output = static_cast<char*>(op.output) + at * e;
+      s = runAlgorithm(piece, algo, deadline);
+    }
+  }
   COHORT_LOG(kInfo, "collective", "{} end: {}", op.describe(), s.toString());
   return s;
+}
+
+Status Communicator::Impl::runAlgorithm(const OpDesc& op, Algo algo, Deadline deadline) {
+  return algo == Algo::kMesh           ? mesh_->run(op, deadline, aborted_)
+         : algo == Algo::kHierarchical ? runHierarchical(op, deadline)
+                                       : runSchedule(op, algo, deadline);
 }
 
 // The first failure of this communicator is logged with its operation history, on

@@ -30,22 +30,6 @@ constexpr std::int32_t kNoBuffer = -2;
 // peers fail at their next liveness check instead of waiting for it.
 constexpr std::uint64_t kLeft = ~std::uint64_t(0);
 
-std::size_t inBytes(const OpDesc& op, int n) {
-  const std::size_t b = op.count * dataTypeSize(op.type);
-  switch (op.coll) {
-    case Coll::kReduceScatter: case Coll::kScatter: case Coll::kAllToAll: return b * n;
-    case Coll::kBarrier: return 0;
-    default: return b;
-  }
-}
-std::size_t outBytes(const OpDesc& op, int n) {
-  const std::size_t b = op.count * dataTypeSize(op.type);
-  switch (op.coll) {
-    case Coll::kAllGather: case Coll::kGather: case Coll::kAllToAll: return b * n;
-    case Coll::kBarrier: return 0;
-    default: return b;
-  }
-}
 }  // namespace
 
 struct Mesh::Views {
@@ -310,7 +294,7 @@ Status Mesh::hostFallback(const OpDesc& op, std::size_t inB, std::size_t outB, c
 }
 
 Status Mesh::large(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
-  const std::size_t inB = inBytes(op, n_), outB = outBytes(op, n_);
+  const std::size_t inB = op.inputBytes(n_), outB = op.outputBytes(n_);
   const void* in = op.input;
   void* out = op.output;
   if (op.coll == Coll::kBroadcast) in = out;  // one buffer
@@ -365,7 +349,7 @@ Status Mesh::small(const OpDesc& op, Deadline deadline, const std::atomic<bool>&
   unsigned char* mine = members_[me]->block->staging[slot];
   const void* src = op.coll == Coll::kBroadcast ? op.output : op.input;
   if (src != nullptr && (op.coll != Coll::kBroadcast || me_ == op.root)) {
-    std::memcpy(mine, src, inBytes(op, n_));
+    std::memcpy(mine, src, op.inputBytes(n_));
   }
   Views v;
   COHORT_RETURN_IF_ERROR(publish(op, nullptr, nullptr, deadline, aborted, &v));

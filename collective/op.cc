@@ -21,6 +21,26 @@ std::array<std::uint64_t, 4> OpDesc::fingerprint() const {
           static_cast<std::uint64_t>(static_cast<std::int64_t>(root))};
 }
 
+std::size_t OpDesc::inputBytes(int n) const {
+  const std::size_t b = count * dataTypeSize(type);
+  switch (coll) {
+    case Coll::kReduceScatter: case Coll::kScatter: case Coll::kAllToAll:
+      return b * static_cast<std::size_t>(n);
+    case Coll::kBarrier: return 0;
+    default: return b;
+  }
+}
+
+std::size_t OpDesc::outputBytes(int n) const {
+  const std::size_t b = count * dataTypeSize(type);
+  switch (coll) {
+    case Coll::kAllGather: case Coll::kGather: case Coll::kAllToAll:
+      return b * static_cast<std::size_t>(n);
+    case Coll::kBarrier: return 0;
+    default: return b;
+  }
+}
+
 std::string OpDesc::describe() const {
   return fmt::format("{} #{} ({} x {}, {}, root {})", collName(coll), seq, count,
                      dataTypeName(type), reduceOpName(op), root);

@@ -32,6 +32,9 @@ struct OpDesc {
   std::uint64_t seq = 0;
 
   bool inPlace() const { return input == output; }
+  /// Bytes of this rank's input / output on `n` ranks (fixed-size collectives).
+  std::size_t inputBytes(int n) const;
+  std::size_t outputBytes(int n) const;
   /// What every rank must agree on: checked against the peers' before data moves.
   std::array<std::uint64_t, 4> fingerprint() const;
   /// "allreduce #12 (1024 x float, sum)".

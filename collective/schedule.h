@@ -59,8 +59,11 @@ Schedule ringAllReduce(int rank, int size, std::size_t count, std::size_t elem, 
 Schedule halvingDoublingAllReduce(int rank, int size, std::size_t count, std::size_t elem,
                                   bool inPlace);
 Schedule ringAllGather(int rank, int size, std::size_t count, std::size_t elem, bool inPlace);
-/// Input: size * count elements; output: count (this rank's block).
-Schedule ringReduceScatter(int rank, int size, std::size_t count, std::size_t elem);
+/// Input: size * count elements; output: count (this rank's block). The block
+/// goes round the ring in pieces of at most `pieceBytes` (whole elements), so the
+/// partial sums in flight take at most 2 * pieceBytes of scratch.
+Schedule ringReduceScatter(int rank, int size, std::size_t count, std::size_t elem,
+                           std::size_t pieceBytes = ~std::size_t(0));
 Schedule treeBroadcast(int rank, int size, int root, std::size_t count, std::size_t elem);
 /// Chain with pipelined chunks: for large broadcasts.
 Schedule chainBroadcast(int rank, int size, int root, std::size_t count, std::size_t elem,

@@ -67,6 +67,13 @@ class Connection {
 
   /// What to sleep on while waiting for this connection.
   virtual WaitHint waitHint() = 0;
+
+  /// Ends this connection after a failure elsewhere (another peer died, a
+  /// timeout), so the peer fails now instead of waiting for messages that will
+  /// never come. Later calls here return `why`. Transports whose peers already
+  /// watch this process (shm checks liveness and closes on destruction) may
+  /// keep the default.
+  virtual void abort(const Status& why) { (void)why; }
 };
 
 /// Optional controls of one waitIdle call.

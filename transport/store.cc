@@ -68,6 +68,12 @@ Status MemoryStore::check(const std::string& key, bool* exists) {
 Status PrefixStore::set(const std::string& key, const Bytes& value) {
   return inner_->set(prefix_ + key, value);
 }
+Status PrefixStore::setBefore(const std::string& key, const Bytes& value, Deadline deadline) {
+  return inner_->setBefore(prefix_ + key, value, deadline);
+}
+Status PrefixStore::getBefore(const std::string& key, Bytes* value, Deadline deadline) {
+  return inner_->getBefore(prefix_ + key, value, deadline);
+}
 Status PrefixStore::get(const std::string& key, Bytes* value, Deadline deadline) {
   return inner_->get(prefix_ + key, value, deadline);
 }

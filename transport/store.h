@@ -30,6 +30,17 @@ class Store {
   virtual Status add(const std::string& key, std::int64_t delta, std::int64_t* result) = 0;
   /// Whether the key exists now (no waiting).
   virtual Status check(const std::string& key, bool* exists) = 0;
+  /// set() that gives up at `deadline` (a failure report must not wait for a
+  /// stuck store). Stores whose set never blocks keep this default.
+  virtual Status setBefore(const std::string& key, const Bytes& value, Deadline deadline) {
+    (void)deadline;
+    return set(key, value);
+  }
+  /// get() that returns by `deadline` even when the store does not answer
+  /// (get() may wait past it for a late reply). Same default reasoning.
+  virtual Status getBefore(const std::string& key, Bytes* value, Deadline deadline) {
+    return get(key, value, deadline);
+  }
 };
 
 /// A store in this process's memory: ranks as threads, and the state a store
@@ -59,6 +70,8 @@ class PrefixStore : public Store {
   Status wait(const std::vector<std::string>& keys, Deadline deadline) override;
   Status add(const std::string& key, std::int64_t delta, std::int64_t* result) override;
   Status check(const std::string& key, bool* exists) override;
+  Status setBefore(const std::string& key, const Bytes& value, Deadline deadline) override;
+  Status getBefore(const std::string& key, Bytes* value, Deadline deadline) override;
 
  private:
   std::shared_ptr<Store> inner_;

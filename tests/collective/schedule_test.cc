@@ -165,6 +165,34 @@ TEST(ScheduleTest, AllGatherReduceScatterAllToAll) {
   }
 }
 
+// COHORT_BUFFSIZE: the ring reduce-scatter goes round in pieces, its scratch
+// bounded by two pieces, and still sums every element.
+TEST(ScheduleTest, ReduceScatterInPiecesKeepsScratchWithinTwoPieces) {
+  for (int n : {2, 3, 5}) {
+    for (std::size_t count : {1u, 7u, 1023u}) {
+      for (std::size_t pieceBytes : {4u, 12u, 100u, 4096u}) {
+        std::vector<Schedule> rs;
+        std::vector<RankState> st(n);
+        for (int r = 0; r < n; ++r) {
+          rs.push_back(ringReduceScatter(r, n, count, 4, pieceBytes));
+          EXPECT_LE(rs.back().scratchBytes, 2 * std::max<std::size_t>(4, pieceBytes / 4 * 4));
+          st[r].in = ints(n * count, [&](std::size_t i) { return val(r, i); });
+          st[r].out.assign(count * 4, 0);
+        }
+        ASSERT_EQ(simulate(rs, st), "") << "n=" << n << " piece=" << pieceBytes;
+        for (int r = 0; r < n; ++r) {
+          for (std::size_t i = 0; i < count; ++i) {
+            std::int32_t want = 0;
+            for (int q = 0; q < n; ++q) want += val(q, r * count + i);
+            ASSERT_EQ(intAt(st[r].out, i), want)
+                << "n=" << n << " count=" << count << " piece=" << pieceBytes << " rank " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(ScheduleTest, RootedCollectivesFromEveryRoot) {
   for (int n = 1; n <= 9; ++n) {
     for (int root = 0; root < n; ++root) {

@@ -50,14 +50,15 @@ TEST_P(RunningJobFault, KilledRankIsReportedByEverySurvivorWithinFiveSeconds) {
                 line.find("reset by the peer") != std::string::npos)
         << line;
     if (line.find("rank 2 died") != std::string::npos ||
-        line.find("connection to rank 2 (") != std::string::npos) {
+        line.find("connection to rank 2 (") != std::string::npos ||
+        line.find("rank 2 (pid ") != std::string::npos) {
       ++namingRank2;
     }
   }
   // shm: every survivor checks every peer's process and names each dead one.
   // tcp: rank 2's ring neighbours see its sockets fail; a survivor further away
-  // may first see a neighbour that failed and exited (the error does not travel).
-  EXPECT_GE(namingRank2, GetParam() == "shm" ? 3 : 1);
+  // sees a neighbour leave, and names rank 2 through the note that neighbour left.
+  EXPECT_EQ(namingRank2, 3);
   EXPECT_EQ(job.leftBehind(), "");
 }
 

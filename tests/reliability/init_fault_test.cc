@@ -173,9 +173,9 @@ TEST_P(StartFault, TinyDeviceFailsWithOutOfMemoryAndPeersNameIt) {
     EXPECT_LT(secondsSince(job.rank(r), failedAt), 5.5) << line;
     if (has(line, "rank 1 died") || has(line, "connection to rank 1 (")) ++namingRank1;
   }
-  // shm names every dead peer; over tcp the second survivor may first see the
-  // first one exit (see RunningJobFault.KilledRank...).
-  EXPECT_GE(namingRank1, GetParam() == "shm" ? 2 : 1);
+  // shm names every dead peer; over tcp a survivor that saw another one leave
+  // names rank 1 through the note it left (see RunningJobFault.KilledRank...).
+  EXPECT_EQ(namingRank1, 2);
   EXPECT_EQ(job.leftBehind(), "");
 }
 

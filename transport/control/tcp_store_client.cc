@@ -44,9 +44,17 @@ class TcpStoreClient : public Store {
     Request r{Op::kSet, 0, key, {}, value, 0};
     return call(&r, opDeadline(), nullptr, nullptr);
   }
+  Status setBefore(const std::string& key, const Bytes& value, Deadline deadline) override {
+    Request r{Op::kSet, 0, key, {}, value, 0};
+    return call(&r, deadline, nullptr, nullptr);
+  }
   Status get(const std::string& key, Bytes* value, Deadline deadline) override {
     Request r{Op::kGet, 0, key, {}, {}, timeoutMs(deadline)};
     return call(&r, withGrace(deadline), value, nullptr);
+  }
+  Status getBefore(const std::string& key, Bytes* value, Deadline deadline) override {
+    Request r{Op::kGet, 0, key, {}, {}, timeoutMs(deadline)};
+    return call(&r, deadline, value, nullptr);
   }
   Status wait(const std::vector<std::string>& keys, Deadline deadline) override {
     if (keys.empty()) return Status::Ok();

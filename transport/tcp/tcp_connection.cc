@@ -215,6 +215,14 @@ Status TcpConnection::fail(Status s, const std::string& peerText) {
   return error_;
 }
 
+// The peer sees end-of-stream at once; it learns why from the failure note the
+// communicator leaves in the store before calling this.
+void TcpConnection::abort(const Status& why) {
+  if (!error_.ok()) return;
+  error_ = why;
+  for (auto& stream : streams_) stream->shutdownWrite();
+}
+
 // Level-triggered epoll interest as of the last progress(): it only changes
 // when a send blocks or unblocks, so steady small-message traffic costs no
 // epoll_ctl at all.

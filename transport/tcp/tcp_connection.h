@@ -41,6 +41,7 @@ class TcpConnection : public Connection {
   Status postRecv(void* dst, std::size_t bytes, const Reduction* reduce = nullptr,
                   const void* accumulate = nullptr) override;
   Status progress() override;
+  void abort(const Status& why) override;
   std::uint64_t sendsPosted() const override { return sendsPosted_; }
   std::uint64_t sendsCompleted() const override { return sendsCompleted_; }
   std::uint64_t recvsPosted() const override { return recvsPosted_; }

@@ -1,0 +1,119 @@
+// Spreading a failure to every rank of the communicator. A rank that waited for
+// a dead or stuck peer knows the cause; its other peers only see it leave
+// ("connection closed by the peer") or nothing at all. So on its first failure a
+// rank (1) explains a peer's disappearance with the note that peer left in the
+// store, (2) leaves its own note there, and (3) ends every connection, so that
+// peers stop waiting at once and, through the notes, name the rank that started
+// it all (a chain of notes, one per hop).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+
+#include "collective/comm_impl.h"
+#include "common/config.h"
+#include "common/log.h"
+
+namespace cohort {
+
+namespace {
+
+// Looking up a note: the peer wrote it before ending its connections, so it is
+// there unless the peer died without one.
+constexpr auto kNoteWait = std::chrono::milliseconds(300);
+constexpr auto kNoteWriteLimit = std::chrono::seconds(1);
+constexpr std::size_t kMaxNoteText = 2048;
+
+// The caller's watchdog (runtime) fires COHORT_EXEC_TIMEOUT after the operation
+// started; the operation gives up a tenth (at most 1 s) earlier (execDeadline,
+// comm_init.cc). Reading and leaving notes may take half of that margin, so that
+// the caller still sees this rank's error, naming the peer, and not the
+// watchdog's, even when the store cannot be reached (a cut link).
+Deadline spreadDeadline() {
+  const long long limitMs = 1000LL * Config::global().execTimeoutS;
+  if (limitMs == 0) return Deadline::never();
+  return Deadline::after(std::chrono::milliseconds(std::min(limitMs / 10, 1000LL) / 2));
+}
+
+Deadline earlier(Deadline a, Deadline b) { return a.at() < b.at() ? a : b; }
+
+// The first other rank a message names as "rank N (" or "rank N died" (the
+// transports' way of naming the peer of a connection: "connection to rank 2
+// (10.0.0.2:6000)", "rank 2 (pid 77)"; the mesh's "remote rank 2 died (process 77
+// is gone)"); -1 when none.
+int namedPeer(const std::string& message, int self) {
+  static const std::string kWord = "rank ";
+  for (auto at = message.find(kWord); at != std::string::npos; at = message.find(kWord, at + 1)) {
+    std::size_t end = at + kWord.size();
+    int peer = 0;
+    while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) {
+      peer = peer * 10 + (message[end] - '0');
+      ++end;
+    }
+    const bool named = message.compare(end, 2, " (") == 0 || message.compare(end, 5, " died") == 0;
+    if (end > at + kWord.size() && named && peer != self) {
+      return peer;
+    }
+  }
+  return -1;
+}
+
+transport::Bytes encodeNote(const Status& s) {
+  const std::string text = s.message().substr(0, kMaxNoteText);
+  const auto code = static_cast<std::uint16_t>(s.code());
+  transport::Bytes note(2 + text.size());
+  note[0] = static_cast<std::uint8_t>(code & 0xff);
+  note[1] = static_cast<std::uint8_t>(code >> 8);
+  std::copy(text.begin(), text.end(), note.begin() + 2);
+  return note;
+}
+
+bool decodeNote(const transport::Bytes& note, Status* out) {
+  if (note.size() < 2) return false;
+  const int code = note[0] | (note[1] << 8);
+  if (code <= 0 || code > static_cast<int>(ErrorCode::kNotSupported)) return false;
+  *out = Status(static_cast<ErrorCode>(code),
+                std::string(note.begin() + 2, note.begin() + static_cast<std::ptrdiff_t>(
+                                                           std::min(note.size(), kMaxNoteText + 2))));
+  return true;
+}
+
+}  // namespace
+
+std::string Communicator::Impl::failureKey(int r) const {
+  return fmt::format("{}/failed/{}", prefix, r);
+}
+
+Status Communicator::Impl::spreadFailure(Status s) {
+  if (failureSpread_) return s;
+  failureSpread_ = true;
+  const Deadline by = spreadDeadline();
+  // A peer that left: did it fail first, and why? Its cause becomes ours (a
+  // rank whose neighbour timed out reports the timeout and the late rank).
+  const int peer = namedPeer(s.message(), rank);
+  if (peer >= 0 && peer < size &&
+      (s.code() == ErrorCode::kRemoteError || s.code() == ErrorCode::kConnectionError)) {
+    transport::Bytes note;
+    Status cause;
+    if (store_->getBefore(failureKey(peer), &note, earlier(Deadline::after(kNoteWait), by)).ok() &&
+        decodeNote(note, &cause)) {
+      // A peer's timeout is this operation's too (it waited for the same late
+      // rank); any other cause (out of memory, an abort) is a remote error here.
+      s = Status(cause.code() == ErrorCode::kTimeout ? cause.code() : s.code(),
+                 fmt::format("{}; rank {} had failed first: {}", s.message(), peer, cause.message()));
+    }
+  }
+  Status wrote = store_->setBefore(failureKey(rank), encodeNote(s),
+                                   earlier(Deadline::after(kNoteWriteLimit), by));
+  if (!wrote.ok()) {
+    COHORT_LOG(kInfo, "collective", "rank {}: could not leave a failure note: {}", rank,
+               wrote.toString());
+  }
+  for (auto& c : conns_) {
+    if (c != nullptr) c->abort(s);
+  }
+  return s;
+}
+
+}  // namespace cohort

@@ -1,0 +1,48 @@
+#include "collective/staging.h"
+
+#include <algorithm>
+
+
+namespace cohort::collective {
+
+namespace {
+
+constexpr std::size_t kAlignSlack = 128;  // the mesh aligns the output copy
+
+std::size_t slackOf(Algo algo) {
+  return algo == Algo::kMesh || algo == Algo::kHierarchical ? kAlignSlack : 0;
+}
+
+bool elementwise(Coll c) {
+  return c == Coll::kAllReduce || c == Coll::kBroadcast || c == Coll::kReduce;
+}
+
+}  // namespace
+
+std::size_t scratchBound(const OpDesc& op, Algo algo, int size) {
+  switch (algo) {
+    case Algo::kMesh:  // buffers peers cannot map are copied in and out
+    case Algo::kHierarchical:
+      return op.inputBytes(size) + op.outputBytes(size) + kAlignSlack;
+    case Algo::kTree:  // a reduce's partial sums (broadcast trees take none)
+      return op.coll == Coll::kReduce ? op.count * dataTypeSize(op.type) : 0;
+    default:  // ring reduce-scatter pieces itself (comm_run.cc); the rest take none
+      return 0;
+  }
+}
+
+StagingPlan planStaging(const OpDesc& op, Algo algo, int size, std::size_t limit) {
+  StagingPlan plan{algo, 0};
+  const std::size_t need = scratchBound(op, algo, size);
+  if (need <= limit || op.count == 0) return plan;
+  if (!elementwise(op.coll)) {
+    plan.algo = Algo::kRing;
+    return plan;
+  }
+  const std::size_t slack = slackOf(algo);
+  const std::size_t perElement = (need - slack + op.count - 1) / op.count;
+  plan.pieceCount = std::max<std::size_t>(1, (limit - std::min(limit, slack)) / perElement);
+  return plan;
+}
+
+}  // namespace cohort::collective
