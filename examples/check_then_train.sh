@@ -10,11 +10,17 @@
 #   examples/check_then_train.sh -n 4                  this machine, 4 ranks
 #   examples/check_then_train.sh --ranktable rt.json   a rank table of this machine
 #   examples/check_then_train.sh -n 4 --min-gbps 2 -- --steps 50   (after --: training options)
+#   examples/check_then_train.sh --ranktable rt.json --server-id ID   on EVERY server
 #
 # Without --ranktable, a one-server table of N devices is generated (loopback
-# addresses, and COHORT_IF_IP defaults to 127.0.0.1). Programs come from --build DIR (default: build/ next to this
-# folder), else from PATH. Exit status: 0 trained; 1 invalid table, bad links or
-# failed training; 2 bad command line or a missing program.
+# addresses, and COHORT_IF_IP defaults to 127.0.0.1). With --server-id, this is
+# one machine of a multi-server job: run it on every server of the table with
+# that server's id and the same COHORT_JOB_TOKEN; each starts only its ranks.
+# The server holding rank 0 serves the job's store at --master ADDR:PORT
+# (default: its host_ip, port 29500): the link check there, training at PORT+1.
+# Programs come from --build DIR (default: build/ next to this folder), else from
+# PATH. Exit status: 0 trained; 1 invalid table, bad links or failed training;
+# 2 bad command line or a missing program.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,11 +30,14 @@ ranktable=""
 min_gbps=0
 timeout=30
 json=""
+server_id=""
+master=""
 train_args=()
 
 usage() {
-  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
-  echo "options: -n N, --ranktable FILE, --min-gbps X, --timeout S, --json FILE, --build DIR" >&2
+  sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2
+  echo "options: -n N, --ranktable FILE, --server-id ID, --master ADDR:PORT, --min-gbps X," \
+    "--timeout S, --json FILE, --build DIR" >&2
   exit 2
 }
 say() { printf 'check_then_train: %s\n' "$*"; }
@@ -40,12 +49,20 @@ while [ $# -gt 0 ]; do
     --min-gbps) min_gbps=${2:?}; shift 2 ;;
     --timeout) timeout=${2:?}; shift 2 ;;
     --json) json=${2:?}; shift 2 ;;
+    --server-id) server_id=${2:?}; shift 2 ;;
+    --master) master=${2:?}; shift 2 ;;
     --build) build=${2:?}; shift 2 ;;
     --) shift; train_args=("$@"); break ;;
     -h|--help) usage ;;
     *) echo "check_then_train: unknown option '$1'" >&2; usage ;;
   esac
 done
+if [ -n "$server_id" ] && [ -z "$ranktable" ]; then
+  echo "check_then_train: --server-id needs --ranktable FILE" >&2; usage
+fi
+if [ -n "$master" ] && [ -z "$server_id" ]; then
+  echo "check_then_train: --master needs --server-id ID (one machine needs no master)" >&2; usage
+fi
 
 # find NAME SUBDIR: the program in the build tree, else on PATH.
 find_program() {
@@ -72,14 +89,52 @@ if [ -z "$ranktable" ]; then
   export COHORT_IF_IP=${COHORT_IF_IP:-127.0.0.1}  # one machine: loopback only
 fi
 say "1/3 validating the rank table $ranktable"
-if ! "$ranktool" validate "$ranktable"; then
+"$ranktool" validate "$ranktable" | tee "$work/table.txt"
+if [ "${PIPESTATUS[0]}" -ne 0 ]; then
   say "refusing to start training: the rank table $ranktable is invalid (errors above)"
   exit 1
 fi
 
+# Where the jobs meet: one machine, cohortrun's own store; several, the store of
+# the server holding rank 0. The check and the training get a port each, so that
+# a machine that starts training early never reaches the check's store.
+launch=(--ranktable "$ranktable")
+check_master=()
+train_master=()
+servers=$(sed -nE 's/^servers: ([0-9]+) .*/\1/p' "$work/table.txt")
+if [ -n "$server_id" ]; then
+  if [ -z "$master" ]; then
+    # The summary's line of rank 0's server: '  server 0 "ID" host ADDR: ranks 0..1, ...'.
+    rank0='ranks (0|0\.\.[0-9]+|([0-9]+,)*0(,[0-9]+)*), devices'
+    addr=$(sed -nE "s/^  server [0-9]+ \".*\" host ([^ ]+)( super pod \".*\")?: $rank0 .*/\\1/p" \
+      "$work/table.txt" | head -n 1)
+    if [ -z "$addr" ]; then
+      echo "check_then_train: rank 0's server has no host_ip in $ranktable:" \
+        "pass --master ADDR:PORT" >&2
+      exit 2
+    fi
+    [[ $addr != *:* ]] || addr="[$addr]"
+    master="$addr:29500"
+  fi
+  port=${master##*:}
+  if ! [[ $port =~ ^[0-9]+$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65534 ]; then
+    echo "check_then_train: --master '$master' is not ADDR:PORT with PORT in 1..65534" >&2
+    exit 2
+  fi
+  launch+=(--server-id "$server_id")
+  check_master=(--master "$master")
+  train_master=(--master "${master%:*}:$((10#$port + 1))")
+  say "this machine: server '$server_id' of $servers; job store at $master" \
+    "(training: port $((10#$port + 1)))"
+elif [ "${servers:-1}" -gt 1 ]; then
+  echo "check_then_train: $ranktable has $servers servers: run this script on each of them" \
+    "with --server-id ID" >&2
+  exit 2
+fi
+
 # 2. Every link, as a job of the table's ranks.
 say "2/3 checking every link (cohort-linkcheck, timeout $timeout s, min $min_gbps GB/s)"
-"$cohortrun" --ranktable "$ranktable" -- "$linkcheck" --timeout "$timeout" \
+"$cohortrun" "${launch[@]}" "${check_master[@]}" -- "$linkcheck" --timeout "$timeout" \
   --min-gbps "$min_gbps" --json "$json" 2>&1 | tee "$work/linkcheck.log"
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then
@@ -95,11 +150,13 @@ if [ "$status" -ne 0 ]; then
   fi
   exit 1
 fi
-say "all links ok (report: $json)"
+# Rank 0 writes the report, so only its machine has it.
+if [ -f "$json" ]; then say "all links ok (report: $json)"; else say "all links ok"; fi
 
 # 3. The training job on the same ranks.
-say "3/3 starting training: cohortrun --ranktable $ranktable -- mpirun_allreduce ${train_args[*]}"
-"$cohortrun" --ranktable "$ranktable" -- "$trainer" "${train_args[@]}"
+say "3/3 starting training: cohortrun ${launch[*]} ${train_master[*]} --" \
+  "mpirun_allreduce ${train_args[*]}"
+"$cohortrun" "${launch[@]}" "${train_master[@]}" -- "$trainer" "${train_args[@]}"
 status=$?
 [ "$status" -eq 0 ] || say "training failed (exit $status)"
 exit "$status"

@@ -84,6 +84,7 @@ class LinkCheck {
   const VerdictCallback onVerdict_;
   const double linkS_;
   const Clock::time_point start_;
+  Clock::time_point connectEnd_;  // when this rank's connect phase ends at the latest
   std::shared_ptr<transport::Store> store_;
   transport::Bootstrap bootstrap_;
   const CheckMember me_;
@@ -158,7 +159,8 @@ Status LinkCheck::checkPeer(int p, const Bytes& blob, PeerInfo* out) {
 Status LinkCheck::setupLinks() {
   // Blobs and connects share one link timeout from here: a peer's blob is late
   // only when the peer joined late, and then its connect is late too.
-  const Deadline deadline = at(Clock::now() + seconds(linkS_));
+  connectEnd_ = Clock::now() + seconds(linkS_);
+  const Deadline deadline = at(connectEnd_);
   for (int p = 0; p < me_.size; ++p) {
     if (!peers_[static_cast<std::size_t>(p)]) continue;
     // Each pair is a two-rank world of its own for the shm rings: lower rank 0.
@@ -222,9 +224,13 @@ void LinkCheck::probeWith(PairLink& l) {
         makeError(ErrorCode::kTimeout, "the check's {:g} s ran out before the probe", o_.timeoutS),
         fmt::format("not probed: the check's {:g} s timeout ran out", o_.timeoutS));
   }
-  const Deadline deadline = at(std::min(end, Clock::now() + seconds(linkS_)));
+  // A peer with a link that cannot connect says how its ends went only when its
+  // connect phase ends, a link timeout after it began (with ours: both start when
+  // the last rank has joined). Wait for that plus a link timeout, not a link
+  // timeout from now, or a healthy link to that peer is reported dead.
+  const auto answerBy = std::max(Clock::now(), connectEnd_) + seconds(linkS_);
   Bytes theirs;
-  Status s = bootstrap_.recv(l.peer(), "connected", &theirs, deadline);
+  Status s = bootstrap_.recv(l.peer(), "connected", &theirs, at(std::min(end, answerBy)));
   const std::string text = bytesText(theirs);
   if (!s.ok()) {
     return l.fail(Stage::kConnect, s,
@@ -236,7 +242,8 @@ void LinkCheck::probeWith(PairLink& l) {
            text.substr(0, nl));
     return l.close();
   }
-  l.probe(o_.pings, o_.bandwidthBytes, deadline);
+  // The probe's own link timeout starts now, however long the answer took.
+  l.probe(o_.pings, o_.bandwidthBytes, at(std::min(end, Clock::now() + seconds(linkS_))));
 }
 
 RankView LinkCheck::myView() const {
@@ -290,10 +297,7 @@ Status LinkCheck::receiveVerdict(const RankView& mine, CheckReport* report) {
   Bytes blob;
   Status s = store_->get("report", &blob, at(start_ + seconds(o_.timeoutS + linkS_)));
   if (s.ok()) s = CheckReport::fromJson(bytesText(blob), report);
-  if (s.ok()) {
-    (void)store_->set(fmt::format("done/{}", me_.rank), Bytes{1});
-    return Status::Ok();
-  }
+  if (s.ok()) return Status::Ok();
   std::vector<std::optional<RankView>> views(static_cast<std::size_t>(me_.size));
   views[static_cast<std::size_t>(me_.rank)] = mine;
   *report = mergeViews(me_.size, views, settings());
@@ -305,11 +309,12 @@ Status LinkCheck::receiveVerdict(const RankView& mine, CheckReport* report) {
 }  // namespace
 
 void awaitVerdictReaders(std::shared_ptr<transport::Store> store, const CheckReport& report,
-                         double maxSeconds) {
+                         int rank, double maxSeconds) {
   transport::PrefixStore prefixed(std::move(store), "linkcheck/");
+  if (rank != 0) (void)prefixed.set(fmt::format("done/{}", rank), Bytes{1});
   std::vector<std::string> done;
   for (const RankEntry& e : report.ranks) {
-    if (e.rank != 0 && e.reported) done.push_back(fmt::format("done/{}", e.rank));
+    if (e.rank != 0 && e.rank != rank && e.reported) done.push_back(fmt::format("done/{}", e.rank));
   }
   (void)prefixed.wait(done, at(Clock::now() + seconds(maxSeconds)));
 }

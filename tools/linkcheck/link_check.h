@@ -59,11 +59,13 @@ using VerdictCallback = std::function<void(const CheckReport&)>;
 Status runLinkCheck(const CheckOptions& options, std::shared_ptr<transport::Store> store,
                     const CheckMember& me, CheckReport* report, VerdictCallback onVerdict = {});
 
-/// Rank 0, after printing the verdict: keeps the store (which may live in this
-/// process) up until every rank that reported has read the verdict, at most
-/// `maxSeconds`.
+/// Every rank, after printing the verdict (rank 0 all of it, the others their bad
+/// links): marks this rank done (but rank 0) and waits, at most `maxSeconds`,
+/// until every other rank that reported is done. So rank 0 keeps the store
+/// (which may live in its process) up for them, and no rank exits before the
+/// others printed: a launcher stops a machine's other ranks when one exits 1.
 void awaitVerdictReaders(std::shared_ptr<transport::Store> store, const CheckReport& report,
-                         double maxSeconds);
+                         int rank, double maxSeconds);
 
 /// Round-robin tournament: this rank's peer in `round` (0 .. roundCount-1), or -1
 /// when it sits the round out. Symmetric: roundPeer(roundPeer(r, k), k) == r.

@@ -77,6 +77,7 @@ int printReport(const Options& o, int rank, const CheckReport& report) {
       std::printf("cohort-linkcheck: rank %d: %d of %zu links bad in the job (rank 0 prints all)\n",
                   rank, report.badLinks(), report.links.size());
     }
+    std::fflush(stdout);  // before awaitVerdictReaders says so: a launcher may stop us then
   }
   return report.allGood() ? 0 : 1;
 }
@@ -102,8 +103,8 @@ int run(const Options& o) {
   s = runLinkCheck(o.check, job.store, me, &report,
                    [&](const CheckReport& verdict) { code = printReport(o, 0, verdict); });
   if (!s.ok()) return usage(s.toString());
-  if (job.rank != 0) return printReport(o, job.rank, report);
-  awaitVerdictReaders(job.store, report, 5);
+  if (job.rank != 0) code = printReport(o, job.rank, report);
+  awaitVerdictReaders(job.store, report, job.rank, 5);
   return code;
 }
 
