@@ -169,20 +169,22 @@ Schedule halvingDoublingAllReduce(int rank, int size, std::size_t count, std::si
   return s;
 }
 
-Schedule ringAllGather(int rank, int size, std::size_t count, std::size_t elem, bool inPlace) {
+Schedule ringAllGather(int rank, int size, std::size_t count, std::size_t elem, bool inPlace,
+                       std::size_t strideBytes) {
   Schedule s;
   s.algorithm = "ring";
   const std::size_t bytes = count * elem;
+  const std::size_t stride = strideBytes == 0 ? bytes : strideBytes;
   if (!inPlace) {
-    s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, bytes * static_cast<std::size_t>(rank)}, bytes));
+    s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, stride * static_cast<std::size_t>(rank)}, bytes));
   }
   const int next = mod(rank + 1, size), prev = mod(rank - 1, size);
   for (int step = 0; step < size - 1; ++step) {
     const auto sb = static_cast<std::size_t>(mod(rank - step, size));
     const auto rb = static_cast<std::size_t>(mod(rank - step - 1, size));
     auto& round = s.round();
-    round.push_back(send(next, Buf::kOutput, sb * bytes, bytes));
-    round.push_back(recv(prev, Buf::kOutput, rb * bytes, bytes));
+    round.push_back(send(next, Buf::kOutput, sb * stride, bytes));
+    round.push_back(recv(prev, Buf::kOutput, rb * stride, bytes));
   }
   return s;
 }

@@ -13,6 +13,7 @@
 #include "collective/mesh.h"
 #include "collective/op.h"
 #include "collective/op_history.h"
+#include "collective/schedule.h"
 #include "collective/selector.h"
 #include "transport/bootstrap.h"
 #include "transport/shm/shm_transport.h"
@@ -56,7 +57,18 @@ class Communicator::Impl {
   Status runAlgorithm(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
   Status runSchedule(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
   Status runSendRecv(const collective::OpDesc& op, Deadline deadline);
+  // hierarchy.cc
   Status runHierarchical(const collective::OpDesc& op, Deadline deadline);
+  Status hierarchicalBroadcast(const collective::OpDesc& op, Deadline deadline);
+  Status hierarchicalReduce(const collective::OpDesc& op, Deadline deadline);
+  Status hierarchicalAllGather(const collective::OpDesc& op, Deadline deadline);
+  Status hierarchicalReduceScatter(const collective::OpDesc& op, Deadline deadline);
+  Status runCross(const collective::Schedule& sched, const collective::OpDesc& op, const char* in,
+                  char* out, Deadline deadline);
+  int crossIndexOf(int r) const;
+  /// Device memory that holds a hierarchical step's result for the next step
+  /// (apart from scratch(), which each step may use for itself).
+  Status stage(std::size_t bytes, void** out);
   void buildGroups(transport::shm::ShmTransport* shm);
   Status scratch(std::size_t bytes, void** out);
   Deadline execDeadline() const;
@@ -84,6 +96,8 @@ class Communicator::Impl {
   std::map<std::string, int> subComms_;  // sub-communicators made per rank list
   void* scratch_ = nullptr;
   std::size_t scratchBytes_ = 0;
+  void* stage_ = nullptr;
+  std::size_t stageBytes_ = 0;
   std::atomic<bool> aborted_{false};
   std::unique_ptr<collective::OpHistory> history_;  // made by create(), never null after
   bool failureLogged_ = false;                      // stream worker only

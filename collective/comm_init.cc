@@ -199,6 +199,14 @@ void Communicator::Impl::buildGroups(transport::shm::ShmTransport* shm) {
     crossConns_.push_back(connPtrs_[static_cast<std::size_t>(p.rank)]);
   }
   topo_.hierarchical = true;
+  // Ranks numbered node by node (rank = node * localSize + local index), nodes in
+  // the same order for every local index: what allgather and reduce-scatter
+  // need to place blocks without reordering.
+  topo_.nodeBlocks = true;
+  for (const auto& p : peers_) {
+    topo_.nodeBlocks = topo_.nodeBlocks && p.localIndex == p.rank % localSize &&
+                       peers_[static_cast<std::size_t>(p.rank - p.localIndex)].hostId == p.hostId;
+  }
 }
 
 Status Communicator::Impl::scratch(std::size_t bytes, void** out) {
@@ -228,6 +236,7 @@ Communicator::Impl::~Impl() {
   mesh_.reset();
   transports_.clear();
   if (scratch_ != nullptr) (void)runtime::deviceFree(scratch_);
+  if (stage_ != nullptr) (void)runtime::deviceFree(stage_);
   if (before_ != nullptr) (void)runtime::eventDestroy(before_);
   if (after_ != nullptr) (void)runtime::eventDestroy(after_);
   if (stream_ != nullptr) (void)runtime::streamDestroy(stream_);

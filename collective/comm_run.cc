@@ -180,25 +180,6 @@ Status Communicator::Impl::runSendRecv(const OpDesc& op, Deadline deadline) {
                              collective::waitControl(&aborted_));
 }
 
-Status Communicator::Impl::runHierarchical(const OpDesc& op, Deadline deadline) {
-  const std::size_t e = dataTypeSize(op.type);
-  auto inter = [&](char* slice, std::size_t count) -> Status {
-    if (crossConns_.size() < 2) return Status::Ok();
-    const int n = static_cast<int>(crossConns_.size());
-    const Schedule sched =
-        count * e <= (64u << 10)
-            ? collective::halvingDoublingAllReduce(crossRank_, n, count, e, true)
-            : collective::ringAllReduce(crossRank_, n, count, e, true);
-    OpDesc part = op;
-    part.count = count;
-    part.op = op.op == ReduceOp::kAvg ? ReduceOp::kSum : op.op;
-    collective::ExecBuffers bufs{slice, slice, nullptr};
-    return collective::execute(sched, bufs, crossConns_, collective::reductionFor(op.type, part.op),
-                               part, rank, deadline, &aborted_);
-  };
-  return mesh_->hierarchicalAllReduce(op, size, inter, deadline, aborted_);
-}
-
 Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline deadline) {
   const Schedule sched = buildSchedule(op, algo, rank, size);
   collective::ExecBuffers bufs;

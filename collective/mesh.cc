@@ -120,7 +120,7 @@ Status Mesh::checkPeers(const OpDesc& op, const char* phase, std::string* late) 
 
 Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline deadline,
                      const std::atomic<bool>& aborted, Views* views) {
-  const std::size_t slot = op.seq % 2;
+  const std::size_t slot = slot_;
   OpSlot& mine = members_[static_cast<std::size_t>(me_)]->block->op[slot];
   auto ref = [&](const void* p, SegmentRef* r) {
     if (p == nullptr) {
@@ -310,6 +310,7 @@ Status Mesh::large(const OpDesc& op, Deadline deadline, const std::atomic<bool>&
 Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
                                    const std::function<Status(char*, std::size_t)>& inter,
                                    Deadline deadline, const std::atomic<bool>& aborted) {
+  slot_ = calls_++ % 2;
   const std::size_t e = dataTypeSize(op.type);
   const std::size_t bytes = op.count * e;
   const void* in = op.input;
@@ -344,7 +345,7 @@ Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
 Status Mesh::small(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
   const std::size_t e = dataTypeSize(op.type);
   const std::size_t b = op.count * e;
-  const std::size_t slot = op.seq % 2;
+  const std::size_t slot = slot_;
   const auto me = static_cast<std::size_t>(me_);
   unsigned char* mine = members_[me]->block->staging[slot];
   const void* src = op.coll == Coll::kBroadcast ? op.output : op.input;
@@ -382,6 +383,7 @@ Status Mesh::small(const OpDesc& op, Deadline deadline, const std::atomic<bool>&
 }
 
 Status Mesh::run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
+  slot_ = calls_++ % 2;
   const std::size_t e = dataTypeSize(op.type);
   const std::size_t b = op.count * e;
   if (op.coll == Coll::kBarrier) {

@@ -58,6 +58,12 @@ class Mesh {
   const int n_;
   std::function<Status(std::size_t, void**)> scratch_;
   std::uint64_t barriers_ = 0;  // barriers passed by this group so far
+  // Calls so far (every rank of the group makes the same ones): consecutive calls
+  // alternate between two operation slots, so a rank that runs ahead into the
+  // next call never overwrites what a slower one still reads (an operation may
+  // make several calls, so the operation's number cannot choose the slot).
+  std::uint64_t calls_ = 0;
+  std::size_t slot_ = 0;
 };
 
 }  // namespace cohort::collective

@@ -58,7 +58,9 @@ Block blockOf(std::size_t total, int parts, int i);
 Schedule ringAllReduce(int rank, int size, std::size_t count, std::size_t elem, bool inPlace);
 Schedule halvingDoublingAllReduce(int rank, int size, std::size_t count, std::size_t elem,
                                   bool inPlace);
-Schedule ringAllGather(int rank, int size, std::size_t count, std::size_t elem, bool inPlace);
+/// Block b of the output starts at b * strideBytes (0: packed, count * elem).
+Schedule ringAllGather(int rank, int size, std::size_t count, std::size_t elem, bool inPlace,
+                       std::size_t strideBytes = 0);
 /// Input: size * count elements; output: count (this rank's block). The block
 /// goes round the ring in pieces of at most `pieceBytes` (whole elements), so the
 /// partial sums in flight take at most 2 * pieceBytes of scratch.

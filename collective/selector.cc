@@ -31,15 +31,24 @@ bool canRun(Coll c, Algo a) {
     case Algo::kLinear: return c == Coll::kGather || c == Coll::kScatter || c == Coll::kAllGatherV || c == Coll::kReduceScatterV;
     case Algo::kPairwise: return c == Coll::kAllToAll || c == Coll::kAllToAllV;
     case Algo::kDissemination: return c == Coll::kBarrier;
-    case Algo::kHierarchical: return c == Coll::kAllReduce;
+    case Algo::kHierarchical:
+      return c == Coll::kAllReduce || c == Coll::kBroadcast || c == Coll::kReduce ||
+             c == Coll::kAllGather || c == Coll::kReduceScatter;
   }
   return false;
+}
+
+// Allgather and reduce-scatter place blocks by rank: hierarchical only when ranks
+// are numbered node by node.
+bool hierarchicalFits(Coll c, const Topology& topo) {
+  return topo.hierarchical && canRun(c, Algo::kHierarchical) &&
+         (topo.nodeBlocks || (c != Coll::kAllGather && c != Coll::kReduceScatter));
 }
 
 Algo tableChoice(const OpDesc& op, const Topology& topo) {
   if (topo.meshAvailable && canRun(op.coll, Algo::kMesh)) return Algo::kMesh;
   const std::size_t bytes = op.count * dataTypeSize(op.type);
-  if (topo.hierarchical && op.coll == Coll::kAllReduce) return Algo::kHierarchical;
+  if (hierarchicalFits(op.coll, topo)) return Algo::kHierarchical;
   switch (op.coll) {
     case Coll::kAllReduce: return bytes <= kHalvingDoublingMax ? Algo::kHalvingDoubling : Algo::kRing;
     case Coll::kAllGather: case Coll::kReduceScatter: return Algo::kRing;
@@ -158,10 +167,11 @@ Status selectAlgorithm(const OpDesc& op, const Topology& topo, const AlgoOverrid
     *out = tableChoice(op, topo);
     return Status::Ok();
   }
-  if (forced == Algo::kHierarchical && !topo.hierarchical) {
+  if (forced == Algo::kHierarchical && !hierarchicalFits(op.coll, topo)) {
     return makeError(ErrorCode::kInvalidUsage,
                      "COHORT_ALGO asks for hierarchical {} but the ranks are not spread evenly "
-                     "over several nodes with more than one rank each", collName(op.coll));
+                     "over several nodes with more than one rank each{}", collName(op.coll),
+                     topo.hierarchical ? ", numbered node by node" : "");
   }
   if (forced == Algo::kMesh && !topo.meshAvailable) {
     return makeError(ErrorCode::kInvalidUsage,

@@ -20,6 +20,7 @@ struct Topology {
   int nodes = 1;
   bool meshAvailable = false;  // every rank on this node, linked by shm
   bool hierarchical = false;   // several nodes, the same number of ranks on each (> 1)
+  bool nodeBlocks = false;     // and ranks numbered node by node
 };
 
 /// Parsed COHORT_ALGO: one choice per collective (kAuto = the table's).

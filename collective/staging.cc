@@ -22,8 +22,10 @@ bool elementwise(Coll c) {
 std::size_t scratchBound(const OpDesc& op, Algo algo, int size) {
   switch (algo) {
     case Algo::kMesh:  // buffers peers cannot map are copied in and out
-    case Algo::kHierarchical:
       return op.inputBytes(size) + op.outputBytes(size) + kAlignSlack;
+    case Algo::kHierarchical:  // the same, and a node's sums kept for the cross step
+      return op.inputBytes(size) + op.outputBytes(size) + kAlignSlack +
+             (op.coll == Coll::kReduce || op.coll == Coll::kReduceScatter ? op.inputBytes(size) : 0);
     case Algo::kTree:  // a reduce's partial sums (broadcast trees take none)
       return op.coll == Coll::kReduce ? op.count * dataTypeSize(op.type) : 0;
     default:  // ring reduce-scatter pieces itself (comm_run.cc); the rest take none

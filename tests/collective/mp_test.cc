@@ -30,7 +30,8 @@ int freePort() {
 }
 
 std::vector<Rank> start(int n, const std::string& mode, const std::string& transport, int port,
-                        const std::string& table = "") {
+                        const std::string& table = "",
+                        const std::vector<std::vector<std::string>>& rankEnv = {}) {
   std::vector<Rank> ranks;
   for (int r = 0; r < n; ++r) {
     Rank rk;
@@ -41,6 +42,9 @@ std::vector<Rank> start(int n, const std::string& mode, const std::string& trans
                                     "COHORT_TRANSPORT=" + transport, "COHORT_IF_IP=127.0.0.1",
                                     "COHORT_DEVICE_MEMORY=1G", "COHORT_CONNECT_TIMEOUT=30",
                                     "COHORT_IF_BASE_PORT=" + std::to_string(table.empty() ? 60000 : port)};
+    if (static_cast<std::size_t>(r) < rankEnv.size()) {
+      env.insert(env.end(), rankEnv[r].begin(), rankEnv[r].end());
+    }
     std::vector<char*> envp;
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -94,6 +98,32 @@ TEST_P(MultiProcessTest, CollectivesAcrossProcesses) {
       EXPECT_EQ(code, 0) << "n=" << n << " rank " << r << ":\n" << log;
       EXPECT_NE(log.find("check OK"), std::string::npos) << log;
       EXPECT_NE(log.find(GetParam() == "tcp" ? "tcp" : "shm"), std::string::npos) << log;
+    }
+  }
+}
+
+// Two "nodes" of two ranks each (COHORT_HOST_ID): shm inside a node, tcp between.
+// Numbered node by node (A A B B), all five collectives run hierarchical;
+// interleaved (A B A B), allgather and reduce-scatter cannot place blocks that way
+// and run flat. Every element is checked either way.
+TEST(HierarchicalTest, FiveCollectivesOverTwoNodes) {
+  struct Layout {
+    std::vector<const char*> hosts;
+    const char* expect;
+  };
+  for (const Layout& layout : {Layout{{"A", "A", "B", "B"},
+                                      "allreduce,allgather,reducescatter,broadcast,reduce"},
+                               Layout{{"A", "B", "A", "B"}, "allreduce,broadcast,reduce"}}) {
+    std::vector<std::vector<std::string>> env;
+    for (const char* host : layout.hosts) {
+      env.push_back({std::string("COHORT_HOST_ID=mp-") + host, std::string("HIER_EXPECT=") + layout.expect});
+    }
+    auto ranks = start(4, "hier", "auto", freePort(), "", env);
+    for (int r = 0; r < 4; ++r) {
+      const int code = waitRank(ranks[r].pid, std::chrono::seconds(120));
+      const std::string log = slurp(ranks[r].log);
+      EXPECT_EQ(code, 0) << layout.hosts[1] << " layout, rank " << r << ":\n" << log;
+      EXPECT_NE(log.find("hier OK"), std::string::npos) << log;
     }
   }
 }

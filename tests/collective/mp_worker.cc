@@ -2,6 +2,9 @@
 // environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, COHORT_TRANSPORT).
 //   mp_worker check   run a subset of the collective matrix; exit 0 when all right
 //   mp_worker loop    allreduce 64 MiB until an error; print it and exit 7
+//   mp_worker hier    allreduce, allgather, reducescatter, broadcast and reduce (every
+//                     root) over ranks that COHORT_HOST_ID puts on several "nodes";
+//                     HIER_EXPECT lists the collectives that must run hierarchical
 // Prints "rank R: ..." lines; the parent checks exit codes and messages.
 #include <cstdio>
 #include <cstdlib>
@@ -56,6 +59,84 @@ int check(Communicator& comm) {
   return 0;
 }
 
+// One collective of the hierarchical check: `run` enqueues it, then every element
+// of `out` (`outCount` of `type`) is compared with want(i).
+template <typename Run, typename Want>
+std::string checkOne(Communicator& comm, runtime::Stream* s, const std::string& name,
+                     DataType type, const void* out, std::size_t outCount, Run run, Want want,
+                     double tolerance = 0) {
+  Status st = run();
+  if (st.ok()) st = runtime::streamSynchronize(s);
+  if (!st.ok()) return name + ": " + st.toString();
+  const char* expect = std::getenv("HIER_EXPECT");
+  const std::string coll = name.substr(0, name.find(' '));
+  if (expect != nullptr && ("," + std::string(expect) + ",").find("," + coll + ",") != std::string::npos &&
+      comm.lastChoice().find("=hierarchical") == std::string::npos) {
+    return name + ": expected hierarchical, ran " + comm.lastChoice();
+  }
+  const std::string bad = testing::compare(type, out, outCount, want, tolerance);
+  return bad.empty() ? "" : name + ": " + bad;
+}
+
+int hier(Communicator& comm) {
+  const int r = comm.rank(), n = comm.size();
+  runtime::Stream* s = nullptr;
+  if (!runtime::streamCreate(&s).ok()) return 2;
+  using testing::expectedReduce;
+  using testing::inputValue;
+  for (DataType type : {DataType::kFloat32, DataType::kBFloat16, DataType::kInt32}) {
+    for (std::size_t count : {1u, 7u, 1023u, 100003u}) {
+      const std::size_t e = dataTypeSize(type);
+      void *in = nullptr, *out = nullptr;
+      if (!runtime::deviceMalloc(&in, count * e * n).ok() || !runtime::deviceMalloc(&out, count * e * n).ok()) return 3;
+      auto fill = [&](ReduceOp op) {
+        for (std::size_t i = 0; i < count * n; ++i) testing::encode(type, inputValue(op, r, i), static_cast<char*>(in) + i * e);
+      };
+      const std::string tag = std::string(dataTypeName(type)) + " " + std::to_string(count);
+      std::vector<std::string> errors;
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
+        fill(op);
+        errors.push_back(checkOne(comm, s, "allreduce " + tag, type, out, count,
+            [&] { return comm.allReduce(in, out, count, type, op, s); },
+            [&](std::size_t i) { return expectedReduce(op, n, i); }));
+        errors.push_back(checkOne(comm, s, "reducescatter " + tag, type, out, count,
+            [&] { return comm.reduceScatter(in, out, count, type, op, s); },
+            [&](std::size_t i) { return expectedReduce(op, n, r * count + i); }));
+        for (int root = 0; root < n; ++root) {
+          std::memset(out, 0, count * e);
+          errors.push_back(checkOne(comm, s, "reduce " + tag + " root " + std::to_string(root), type,
+              out, r == root ? count : 0,
+              [&] { return comm.reduce(in, out, count, type, op, root, s); },
+              [&](std::size_t i) { return expectedReduce(op, n, i); }));
+        }
+      }
+      if (type == DataType::kFloat32) {
+        fill(ReduceOp::kSum);
+        errors.push_back(checkOne(comm, s, "reducescatter avg " + tag, type, out, count,
+            [&] { return comm.reduceScatter(in, out, count, type, ReduceOp::kAvg, s); },
+            [&](std::size_t i) { return expectedReduce(ReduceOp::kAvg, n, r * count + i); }, 1e-6));
+      }
+      fill(ReduceOp::kSum);
+      errors.push_back(checkOne(comm, s, "allgather " + tag, type, out, count * n,
+          [&] { return comm.allGather(in, out, count, type, s); },
+          [&](std::size_t i) { return inputValue(ReduceOp::kSum, static_cast<int>(i / count), i % count); }));
+      for (int root = 0; root < n; ++root) {
+        if (r == root) std::memcpy(out, in, count * e);
+        errors.push_back(checkOne(comm, s, "broadcast " + tag + " root " + std::to_string(root), type,
+            out, count, [&] { return comm.broadcast(out, count, type, root, s); },
+            [&](std::size_t i) { return inputValue(ReduceOp::kSum, root, i); }));
+      }
+      (void)runtime::deviceFree(in);
+      (void)runtime::deviceFree(out);
+      for (const auto& err : errors) {
+        if (!err.empty()) return fail(r, err, Status());
+      }
+    }
+  }
+  std::printf("rank %d: hier OK (%s)\n", r, comm.lastChoice().c_str());
+  return 0;
+}
+
 int loop(Communicator& comm) {
   const std::size_t count = (64u << 20) / 4;
   void* buf = nullptr;
@@ -87,5 +168,6 @@ int main(int argc, char** argv) {
     std::printf("init failed: %s\n", st.toString().c_str());
     return 4;
   }
+  if (mode == "hier") return hier(*comm);
   return mode == "loop" ? loop(*comm) : check(*comm);
 }
