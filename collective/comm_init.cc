@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "collective/comm_impl.h"
+#include "common/trace.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -109,6 +110,7 @@ Status Communicator::Impl::create(std::shared_ptr<transport::Store> store,
                      device, s.message());
   }
   log::setRank(rank);
+  trace::nameProcess(fmt::format("rank {}", rank));
   COHORT_LOG(kInfo, "collective", "communicator '{}' ready: rank {} of {}, {} node(s), {}", prefix,
              rank, size, impl->nodes,
              impl->topo_.meshAvailable ? "mesh" : impl->topo_.hierarchical ? "hierarchical" : "schedules");

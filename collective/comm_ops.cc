@@ -5,6 +5,7 @@
 
 #include "collective/comm_impl.h"
 #include "collective/datatype.h"
+#include "common/trace.h"
 #include "common/error.h"
 
 namespace cohort {
@@ -121,6 +122,7 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
     return makeError(failed.code(), "{}: the communicator failed earlier: {}", collName(op.coll),
                      failed.message());
   }
+  trace::Span span("enqueue", collName(op.coll));
   COHORT_RETURN_IF_ERROR(validate(op, stream));
   if (tGroupDepth > 0) {
     tGroup.push_back(Pending{this, std::move(op), stream});

@@ -10,6 +10,7 @@
 #include "collective/datatype.h"
 #include "collective/executor.h"
 #include "collective/staging.h"
+#include "common/trace.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -207,6 +208,7 @@ Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline dea
 
 Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId) {
   collective::OpHistory::RunScope scope(history_.get(), historyId);
+  trace::Span span("collective", trace::enabled() ? op.describe() : std::string());
   Status s = aborted_.load() ? makeError(ErrorCode::kAborted, "{}: aborted", op.describe())
                              : runChosen(op, historyId, execDeadline());
   if (!s.ok()) {
@@ -223,6 +225,10 @@ Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId) {
     s = spreadFailure(std::move(s));
   }
   history_->finished(historyId, s);
+  if (span.on()) {
+    span.arg("algorithm", lastChoice);
+    if (!s.ok()) span.arg("error", s.toString());
+  }
   if (s.ok()) runtime::registryNoteOp(this, prefix, rank, size, device, op.seq, collName(op.coll));
   if (!s.ok()) logFailure(s);
   return s;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "collective/op_history.h"
+#include "common/trace.h"
 #include "common/error.h"
 
 namespace cohort::collective {
@@ -85,11 +86,16 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
       }
     }
   }
-  COHORT_RETURN_IF_ERROR(checkFingerprints(schedule, conns, op, rank, deadline, what, control));
+  {
+    trace::Span span("algorithm", "fingerprint check");
+    COHORT_RETURN_IF_ERROR(checkFingerprints(schedule, conns, op, rank, deadline, what, control));
+  }
   std::vector<transport::Connection*> active;
   for (std::size_t r = 0; r < schedule.rounds.size(); ++r) {
     active.clear();
     const auto& round = schedule.rounds[r];
+    trace::Span span("algorithm", trace::enabled() ? fmt::format("{} round {}", schedule.algorithm, r)
+                                                   : std::string());
     for (const Step& s : round) {
       if (s.bytes == 0) continue;
       if (s.op == Step::Op::kCopy) {

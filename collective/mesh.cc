@@ -12,6 +12,7 @@
 #include "collective/datatype.h"
 #include "collective/op_history.h"
 #include "collective/schedule.h"
+#include "common/trace.h"
 #include "common/error.h"
 
 namespace cohort::collective {
@@ -62,6 +63,7 @@ bool Mesh::supports(Coll c) {
 
 Status Mesh::barrier(const OpDesc& op, const char* phase, Deadline deadline,
                      const std::atomic<bool>& aborted) {
+  trace::Span span("mesh", phase);
   ++barriers_;
   const std::uint64_t target = barriers_ * static_cast<std::uint64_t>(n_);
   ControlBlock* lead = members_[0]->block;
@@ -301,7 +303,10 @@ Status Mesh::large(const OpDesc& op, Deadline deadline, const std::atomic<bool>&
   COHORT_RETURN_IF_ERROR(hostFallback(op, inB, outB, &in, &out));
   Views v;
   COHORT_RETURN_IF_ERROR(publish(op, in, out, deadline, aborted, &v));
-  work(op, v);
+  {
+    trace::Span span("mesh", "work");
+    work(op, v);
+  }
   COHORT_RETURN_IF_ERROR(barrier(op, "completion", deadline, aborted));
   if (out != op.output && op.output != nullptr) std::memcpy(op.output, out, outB);
   return Status::Ok();

@@ -1,5 +1,7 @@
 #include "common/wait.h"
 
+#include "common/trace.h"
+
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -32,6 +34,7 @@ void futexWait(std::atomic<std::uint32_t>* word, std::uint32_t expected, Deadlin
     if (left <= std::chrono::nanoseconds::zero()) return;
     if (left < remaining) remaining = std::chrono::duration_cast<std::chrono::nanoseconds>(left);
   }
+  trace::Span span("wait", "futex sleep");
   timespec ts;
   ts.tv_sec = static_cast<time_t>(remaining.count() / 1000000000);
   ts.tv_nsec = static_cast<long>(remaining.count() % 1000000000);

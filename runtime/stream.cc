@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "common/trace.h"
 #include "common/config.h"
 
 #include "common/error.h"
@@ -126,6 +127,7 @@ Status Stream::progressTo(std::uint64_t target) const {
 void Stream::workerLoop() {
   setCurrentDeviceId(device_->id());
   log::setThreadDevice(device_->id());
+  trace::nameThread(name());
   std::uint64_t taken = 0;
   for (;;) {
     workWord_.waitUntil([&] {
@@ -143,6 +145,7 @@ void Stream::workerLoop() {
     }
     ++taken;
     if (!failed() || task.runAfterError) {
+      trace::Span span("stream", task.waitOn ? "event wait" : "task");
       Status status;
       try {
         status = task.fn();

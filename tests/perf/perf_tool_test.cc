@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -147,6 +150,44 @@ TEST(PerfTool, StreamOverheadReportsBothPaths) {
     ASSERT_TRUE(std::regex_match(out.trailer[i], m, kValue)) << out.trailer[i];
     EXPECT_GT(std::stod(m[1]), 0.0) << out.trailer[i];
   }
+}
+
+// --trace: every rank writes a Chrome trace whose spans nest as they ran (the
+// collective inside a stream task, the mesh phases inside the collective), and
+// cohort-trace merges them with the ranks in order.
+TEST(PerfTool, TraceWritesOneTimelinePerRankAndMergeJoinsThem) {
+  const std::string dir = tempPath("trace");
+  ASSERT_EQ(std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  const JobResult job =
+      runPerf(2, {"allreduce", "-b", "1K", "-e", "64K", "-f", "64", "-n", "3", "--trace", dir});
+  ASSERT_EQ(job.exitCode(), 0) << job.allErrors();
+  const JobResult merged = runShell(std::string(COHORT_TRACE_BIN) + " merge " + dir);
+  ASSERT_EQ(merged.exitCode(), 0) << merged.allErrors();
+  const auto trace = nlohmann::json::parse(readFile(dir + "/merged.json"));
+  std::map<int, std::string> processes;   // pid -> "rank R"
+  std::map<int, int> collectives;         // pid -> "allreduce #N" spans
+  double firstStart = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      processes[e["pid"].get<int>()] = e["args"]["name"].get<std::string>();
+    }
+    if (e["ph"] != "X") continue;
+    EXPECT_GE(e["dur"].get<double>(), 0.0);
+    if (e["cat"] == "collective" && e["name"].get<std::string>().rfind("allreduce #", 0) == 0) {
+      ++collectives[e["pid"].get<int>()];
+      EXPECT_NE(e["args"]["algorithm"].get<std::string>().find("allreduce="), std::string::npos);
+      if (firstStart == 0) firstStart = e["ts"].get<double>();
+    }
+  }
+  ASSERT_EQ(processes.size(), 2u) << merged.out[0];
+  std::vector<std::string> names;
+  for (const auto& [pid, name] : processes) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"rank 0", "rank 1"}));
+  // Two sizes, each with warm-up, 3 timed calls and a checked one, on both ranks.
+  for (const auto& [pid, count] : collectives) EXPECT_GE(count, 2 * (1 + 3 + 1)) << pid;
+  EXPECT_EQ(collectives.size(), 2u);
+  EXPECT_GT(firstStart, 0.0);
 }
 
 TEST(PerfTool, TransportAndAlgorithmFlags) {

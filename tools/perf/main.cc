@@ -127,6 +127,7 @@ int run(int argc, char** argv) {
   if (parsed >= 0) return parsed;
   // Before the first Cohort call: the configuration is read once.
   if (!options.transport.empty()) setenv("COHORT_TRANSPORT", options.transport.c_str(), 1);
+  if (!options.traceDir.empty()) setenv("COHORT_TRACE", options.traceDir.c_str(), 1);
   std::unique_ptr<Communicator> comm;
   Status s = Communicator::initFromEnvironment(&comm);
   if (!s.ok()) {

@@ -58,6 +58,9 @@ void addOptions(CLI::App& app, PerfOptions* o, RawArgs* raw) {
   app.add_flag("--hccl", o->hccl, "hccl_test's output columns and size rules");
   app.add_option("-p,--npus", o->npus, "hccl_test: NPUs per node (checked against devices)")
       ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--trace", o->traceDir,
+                 "Write each rank's timeline (Chrome trace) into this folder (COHORT_TRACE); "
+                 "cohort-trace merge DIR joins them");
   app.add_flag("--stream-overhead", o->streamOverhead,
                "Also time an 8-byte allreduce pipelined vs synchronized after every call");
   app.add_flag("--inject-error", o->injectError, "Corrupt one checked element (tests)")->group("");

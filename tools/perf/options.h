@@ -39,6 +39,7 @@ struct PerfOptions {
   bool hccl = false;            ///< --hccl: hccl_test's output and size rules
   int npus = 0;                 ///< -p (hccl_test): NPUs per node, checked against devices
   bool streamOverhead = false;  ///< --stream-overhead
+  std::string traceDir;         ///< --trace: COHORT_TRACE for this run
   bool injectError = false;     ///< --inject-error (hidden): corrupt one checked element
 };
 
