@@ -38,22 +38,22 @@ Deadline spreadDeadline() {
 
 Deadline earlier(Deadline a, Deadline b) { return a.at() < b.at() ? a : b; }
 
-// The first other rank a message names as "rank N (" or "rank N died" (the
-// transports' way of naming the peer of a connection: "connection to rank 2
-// (10.0.0.2:6000)", "rank 2 (pid 77)"; the mesh's "remote rank 2 died (process 77
-// is gone)"); -1 when none.
+// The first other rank a message names as "rank N (", "rank N died" or "rank(s)
+// N" (the transports' way of naming the peer of a connection: "connection to rank
+// 2 (10.0.0.2:6000)", "rank 2 (pid 77)"; the mesh's "remote rank 2 died (process
+// 77 is gone)" and "waiting for rank(s) 2"); -1 when none.
 int namedPeer(const std::string& message, int self) {
-  static const std::string kWord = "rank ";
-  for (auto at = message.find(kWord); at != std::string::npos; at = message.find(kWord, at + 1)) {
-    std::size_t end = at + kWord.size();
-    int peer = 0;
-    while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) {
-      peer = peer * 10 + (message[end] - '0');
-      ++end;
-    }
-    const bool named = message.compare(end, 2, " (") == 0 || message.compare(end, 5, " died") == 0;
-    if (end > at + kWord.size() && named && peer != self) {
-      return peer;
+  for (const std::string word : {"rank ", "rank(s) "}) {
+    for (auto at = message.find(word); at != std::string::npos; at = message.find(word, at + 1)) {
+      std::size_t end = at + word.size();
+      int peer = 0;
+      while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) {
+        peer = peer * 10 + (message[end] - '0');
+        ++end;
+      }
+      const bool named = word != "rank " || message.compare(end, 2, " (") == 0 ||
+                         message.compare(end, 5, " died") == 0;
+      if (end > at + word.size() && named && peer != self) return peer;
     }
   }
   return -1;
@@ -92,8 +92,10 @@ Status Communicator::Impl::spreadFailure(Status s) {
   // A peer that left: did it fail first, and why? Its cause becomes ours (a
   // rank whose neighbour timed out reports the timeout and the late rank).
   const int peer = namedPeer(s.message(), rank);
+  // A timeout may be a peer's failure seen late (it left a shared barrier).
   if (peer >= 0 && peer < size &&
-      (s.code() == ErrorCode::kRemoteError || s.code() == ErrorCode::kConnectionError)) {
+      (s.code() == ErrorCode::kRemoteError || s.code() == ErrorCode::kConnectionError ||
+       s.code() == ErrorCode::kTimeout)) {
     transport::Bytes note;
     Status cause;
     if (store_->getBefore(failureKey(peer), &note, earlier(Deadline::after(kNoteWait), by)).ok() &&
