@@ -24,12 +24,13 @@ struct EventState {
   WaitWord word;
   std::mutex mu;
   Status error;  // the recording stream's sticky error at completion
+  std::atomic<bool> failed{false};  // error is set (read without mu)
   Clock::time_point time;
   std::string recordedOn;  // stream name of the latest completion
   std::map<Stream*, int> listeners;  // streams with pending waits on this event, and how many
 
   /// Runs on the recording stream's worker; tells the listeners.
-  void complete(std::uint64_t generation, Status streamError, std::string streamName);
+  void complete(std::uint64_t generation, Status streamError, const std::string& streamName);
   void addListener(Stream* s);
   void removeListener(Stream* s);
   bool done(std::uint64_t generation) const {

@@ -13,7 +13,10 @@
 namespace cohort::runtime {
 
 Stream::Stream(Device* device, int id, bool isDefault)
-    : device_(device), id_(id), isDefault_(isDefault) {
+    : device_(device),
+      id_(id),
+      isDefault_(isDefault),
+      name_(fmt::format("device {} stream {}{}", device->id(), id, isDefault ? " (default)" : "")) {
   worker_ = std::thread([this] { workerLoop(); });
 }
 
@@ -23,14 +26,14 @@ Stream::~Stream() {
   worker_.join();
 }
 
-std::string Stream::name() const {
-  return fmt::format("device {} stream {}{}", device_->id(), id_, isDefault_ ? " (default)" : "");
-}
 
 void Stream::enqueue(std::function<Status()> task, bool runAfterError) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(Task{std::move(task), runAfterError});
+    Task t;
+    t.fn = std::move(task);
+    t.runAfterError = runAfterError;
+    queue_.push_back(std::move(t));
     enqueued_.fetch_add(1, std::memory_order_release);
   }
   workWord_.notifyAll();
@@ -56,6 +59,7 @@ void Stream::dependencyDone() {
 }
 
 namespace {
+// With state.mu held, or once state.failed was seen set.
 Status eventError(const EventState& state, const std::string& waiter) {
   if (state.error.ok()) return Status::Ok();
   // Keep the original code: the caller wants "remote error", not "task failed".
@@ -90,6 +94,7 @@ Status Stream::waitForEvent(const std::shared_ptr<EventState>& event, std::uint6
       if (!ready() && !queuedBehind()) workWord_.sleep(snapshot, slice);
     }
   }
+  if (!event->failed.load(std::memory_order_acquire)) return Status::Ok();
   std::lock_guard<std::mutex> lock(event->mu);
   return eventError(*event, name());
 }
@@ -103,6 +108,7 @@ Status Stream::lazyDone(std::uint64_t target) const {
   if (index >= target) return Status::Ok();
   auto check = [&](const Task& t) -> Status {
     if (!t.waitOn || !t.waitOn->done(t.waitGeneration)) return Status(ErrorCode::kNotReady, "");
+    if (!t.waitOn->failed.load(std::memory_order_acquire)) return Status::Ok();
     std::lock_guard<std::mutex> lock(t.waitOn->mu);
     return eventError(*t.waitOn, name());
   };
@@ -212,13 +218,15 @@ void Stream::clearError() {
   failed_.store(false, std::memory_order_release);
 }
 
-void EventState::complete(std::uint64_t generation, Status streamError, std::string streamName) {
+void EventState::complete(std::uint64_t generation, Status streamError,
+                          const std::string& streamName) {
   {
     std::lock_guard<std::mutex> lock(mu);
     if (completed.load(std::memory_order_relaxed) < generation) {
       error = std::move(streamError);
       time = Clock::now();
-      recordedOn = std::move(streamName);
+      if (!error.ok()) recordedOn = streamName;  // only errors name it
+      failed.store(!error.ok(), std::memory_order_release);
       completed.store(generation, std::memory_order_release);
     }
     word.notifyAll();

@@ -49,7 +49,8 @@ class Stream {
   int id() const { return id_; }
   bool isDefault() const { return isDefault_; }
   /// "device 2 stream 5" for messages.
-  std::string name() const;
+  /// "device 0 stream 1" (made once: errors, logs and events use it often).
+  const std::string& name() const { return name_; }
 
  private:
   struct Task {
@@ -70,6 +71,7 @@ class Stream {
   Device* const device_;
   const int id_;
   const bool isDefault_;
+  const std::string name_;
 
   mutable std::mutex mu_;
   std::deque<Task> queue_;

@@ -133,7 +133,7 @@ Status eventRecord(Event* event, Stream* stream) {
     std::shared_ptr<EventState> state = event->state();
     const std::uint64_t generation = state->recorded.fetch_add(1) + 1;
     s->enqueue([s, state, generation] {
-      state->complete(generation, s->error(), s->name());
+      state->complete(generation, s->failed() ? s->error() : Status::Ok(), s->name());
       return Status::Ok();
     }, /*runAfterError=*/true);
     return Status::Ok();
@@ -209,6 +209,7 @@ Status eventReset(Event* event) {
     state->recorded.store(0);
     state->completed.store(0);
     state->error = Status();
+    state->failed.store(false);
     return Status::Ok();
   });
 }
