@@ -2,6 +2,7 @@
 // enqueued by comm_ops.cc and run on the communicator's stream by comm_run.cc.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -44,6 +45,7 @@ class Communicator::Impl {
   int rank = 0, size = 0, device = -1, localRank = 0, localSize = 1, nodes = 1;
   std::string prefix;
   std::string lastChoice;
+  std::array<std::size_t, 3> lastChoiceKey_{};  // collective, algorithm, piece count
 
  private:
   Impl() = default;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <fstream>
 
@@ -248,9 +249,15 @@ Status Communicator::Impl::runChosen(const OpDesc& op, std::uint64_t historyId, 
   const collective::StagingPlan plan =
       collective::planStaging(op, algo, size, Config::global().buffSize);
   algo = plan.algo;
-  lastChoice = fmt::format("{}={} {}", collName(op.coll), collective::algoName(algo),
-                           algo == Algo::kMesh ? "shm" : (connPtrs_[rank == 0 ? 1 : 0]->kind()));
-  if (plan.pieceCount > 0) lastChoice += fmt::format(" in pieces of {}", plan.pieceCount);
+  // Formatted only when the choice changes: small operations repeat it.
+  const std::array<std::size_t, 3> key{static_cast<std::size_t>(op.coll),
+                                       static_cast<std::size_t>(algo), plan.pieceCount};
+  if (key != lastChoiceKey_ || lastChoice.empty()) {
+    lastChoiceKey_ = key;
+    lastChoice = fmt::format("{}={} {}", collName(op.coll), collective::algoName(algo),
+                             algo == Algo::kMesh ? "shm" : (connPtrs_[rank == 0 ? 1 : 0]->kind()));
+    if (plan.pieceCount > 0) lastChoice += fmt::format(" in pieces of {}", plan.pieceCount);
+  }
   history_->started(historyId, op, lastChoice);
   COHORT_LOG(kInfo, "collective", "{} start: {}", op.describe(), lastChoice);
   Status s = Status::Ok();
