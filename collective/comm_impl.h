@@ -37,6 +37,8 @@ class Communicator::Impl {
   /// Runs `op` (entry `historyId` of the history) on the stream worker.
   Status runOp(const collective::OpDesc& op, std::uint64_t historyId);
   Status validate(const collective::OpDesc& op, runtime::Stream* stream) const;
+  bool runsInline(const collective::OpDesc& op, runtime::Stream* stream, std::uint64_t enqueued,
+                  std::uint64_t completed) const;
   Status split(int color, int key, std::unique_ptr<Impl>* out);
   void abort();
   Status asyncError() const;
@@ -104,6 +106,7 @@ class Communicator::Impl {
   std::unique_ptr<collective::OpHistory> history_;  // made by create(), never null after
   bool failureLogged_ = false;                      // stream worker only
   bool failureSpread_ = false;                      // stream worker only
+  bool inlineSmall_ = false;  // set at connect: small mesh calls may run inline
   mutable std::mutex errorMu_;
   Status asyncError_;
 

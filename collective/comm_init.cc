@@ -168,6 +168,7 @@ Status Communicator::Impl::connect() {
   auto* shm = transports_.empty() ? nullptr
                                   : dynamic_cast<transport::shm::ShmTransport*>(transports_[0].get());
   if (shm != nullptr) buildGroups(shm);
+  inlineSmall_ = mesh_ != nullptr && mesh_->peersInOtherProcesses();
   return bootstrap_->barrier(deadline);
 }
 

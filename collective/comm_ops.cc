@@ -137,6 +137,14 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   // in-order stream implies). Skipping it saves a thread hand-off per call.
   std::uint64_t enqueued = 0, completed = 0;
   COHORT_RETURN_IF_ERROR(runtime::streamProgress(stream, &enqueued, &completed));
+  if (runsInline(op, stream, enqueued, completed)) {
+    // Nothing is pending on either stream: the result is there when this
+    // returns, with no thread hand-off (what a small call costs otherwise).
+    const std::uint64_t historyId = history_->queued(op);
+    Status s = runOp(op, historyId);
+    if (!s.ok()) setAsyncError(s);
+    return s;
+  }
   if (completed != enqueued && !(stream == lastUserStream_ && enqueued == lastUserEnqueued_)) {
     COHORT_RETURN_IF_ERROR(runtime::eventRecord(before_, stream));
     COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream_, before_));
@@ -155,6 +163,31 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream, after_));
   lastUserStream_ = stream;
   return runtime::streamProgress(stream, &lastUserEnqueued_, &completed);
+}
+
+// A small mesh operation runs on the calling thread when it would run at once
+// anyway: the caller's stream holds nothing unfinished but our own completed
+// operations, the communicator's stream is idle, the caller is on our device,
+// and every peer is another process (a thread driving several ranks must not
+// block in one of them).
+bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream,
+                                    std::uint64_t enqueued, std::uint64_t completed) const {
+  if (!inlineSmall_ || !mesh_ || !topo_.meshAvailable || !mesh_->staged(op)) return false;
+  std::uint64_t commEnqueued = 0, commCompleted = 0;
+  if (!runtime::streamProgress(stream_, &commEnqueued, &commCompleted).ok() ||
+      commCompleted != commEnqueued) {
+    return false;
+  }
+  // Our last operation's wait is the only thing left on the caller's stream,
+  // and it is satisfied since our stream is idle.
+  if (completed != enqueued && !(stream == lastUserStream_ && enqueued == lastUserEnqueued_)) {
+    return false;
+  }
+  int current = -1;
+  if (!runtime::getDevice(&current).ok() || current != device) return false;
+  collective::Algo algo = collective::Algo::kAuto;
+  return collective::selectAlgorithm(op, topo_, overrides_, &algo).ok() &&
+         algo == collective::Algo::kMesh;
 }
 
 Status Communicator::groupStart() {

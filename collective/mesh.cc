@@ -395,13 +395,26 @@ Status Mesh::run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& a
     Views v;
     return publish(op, nullptr, nullptr, deadline, aborted, &v);
   }
-  const bool smallPath =
-      (op.coll == Coll::kAllReduce || op.coll == Coll::kAllGather ||
-       op.coll == Coll::kBroadcast) ? b <= kSmallBytes
-      : op.coll == Coll::kReduceScatter ? b * static_cast<std::size_t>(n_) <= kSmallBytes
-                                        : false;
+  (void)b;
   static_assert(kSmallBytes <= kStagingBytes, "staging slot too small");
-  return smallPath ? small(op, deadline, aborted) : large(op, deadline, aborted);
+  return staged(op) ? small(op, deadline, aborted) : large(op, deadline, aborted);
+}
+
+bool Mesh::staged(const OpDesc& op) const {
+  const std::size_t b = op.count * dataTypeSize(op.type);
+  switch (op.coll) {
+    case Coll::kAllReduce: case Coll::kAllGather: case Coll::kBroadcast: return b <= kSmallBytes;
+    case Coll::kReduceScatter: return b * static_cast<std::size_t>(n_) <= kSmallBytes;
+    default: return false;
+  }
+}
+
+bool Mesh::peersInOtherProcesses() const {
+  const auto self = members_[static_cast<std::size_t>(me_)]->pid;
+  for (int j = 0; j < n_; ++j) {
+    if (j != me_ && members_[static_cast<std::size_t>(j)]->pid == self) return false;
+  }
+  return true;
 }
 
 }  // namespace cohort::collective

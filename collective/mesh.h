@@ -35,6 +35,11 @@ class Mesh {
                                const std::function<Status(char*, std::size_t)>& inter,
                                Deadline deadline, const std::atomic<bool>& aborted);
   Status run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
+  /// Whether run() takes the staging path (a few KiB: one barrier, no mapping).
+  bool staged(const OpDesc& op) const;
+  /// Whether every other member is another process (none driven by this one's
+  /// threads, which a blocking call here could starve).
+  bool peersInOtherProcesses() const;
 
  private:
   struct Views;  // the peers' buffers of one op, mapped here

@@ -37,7 +37,9 @@ TEST(CohortrunTest, SetsTheEnvironmentOfEveryRankAndPrefixesItsLines) {
     ASSERT_OK(transport::RootInfo::fromText(line.substr(at, line.find(' ', at) - at), &info));
     EXPECT_EQ(info.host, "127.0.0.1");
     EXPECT_CONTAINS(line, "COHORT_JOB_TOKEN=" + info.token.hex());
-    if (rank > 0) EXPECT_EQ(info.token.hex(), token) << "ranks of one job share one token";
+    if (rank > 0) {
+      EXPECT_EQ(info.token.hex(), token) << "ranks of one job share one token";
+    }
     token = info.token.hex();
     // stdout and stderr stay separate, each prefixed; partial last lines are flushed.
     EXPECT_CONTAINS(r.out, p + "partial-out\n");
