@@ -106,7 +106,7 @@ class Communicator::Impl {
   std::unique_ptr<collective::OpHistory> history_;  // made by create(), never null after
   bool failureLogged_ = false;                      // stream worker only
   bool failureSpread_ = false;                      // stream worker only
-  bool inlineSmall_ = false;  // set at connect: small mesh calls may run inline
+  bool inlineSmall_ = false;  // set at connect: every peer is another process
   mutable std::mutex errorMu_;
   Status asyncError_;
 

@@ -168,7 +168,11 @@ Status Communicator::Impl::connect() {
   auto* shm = transports_.empty() ? nullptr
                                   : dynamic_cast<transport::shm::ShmTransport*>(transports_[0].get());
   if (shm != nullptr) buildGroups(shm);
-  inlineSmall_ = mesh_ != nullptr && mesh_->peersInOtherProcesses();
+  inlineSmall_ = true;
+  for (const auto& p : peers_) {
+    const auto& me = peers_[static_cast<std::size_t>(rank)];
+    if (p.rank != rank && p.sameNode(me) && p.pid == me.pid) inlineSmall_ = false;
+  }
   return bootstrap_->barrier(deadline);
 }
 

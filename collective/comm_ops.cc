@@ -165,14 +165,17 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   return runtime::streamProgress(stream, &lastUserEnqueued_, &completed);
 }
 
-// A small mesh operation runs on the calling thread when it would run at once
+constexpr std::size_t kInlineScheduleBytes = 64 << 10;
+
+// A small operation runs on the calling thread when it would run at once
 // anyway: the caller's stream holds nothing unfinished but our own completed
 // operations, the communicator's stream is idle, the caller is on our device,
 // and every peer is another process (a thread driving several ranks must not
-// block in one of them).
+// block in one of them): the mesh's staged path, or a schedule of at most
+// kInlineScheduleBytes in and out.
 bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream,
                                     std::uint64_t enqueued, std::uint64_t completed) const {
-  if (!inlineSmall_ || !mesh_ || !topo_.meshAvailable || !mesh_->staged(op)) return false;
+  if (!inlineSmall_ || op.coll == Coll::kSendRecv) return false;
   std::uint64_t commEnqueued = 0, commCompleted = 0;
   if (!runtime::streamProgress(stream_, &commEnqueued, &commCompleted).ok() ||
       commCompleted != commEnqueued) {
@@ -186,8 +189,11 @@ bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream,
   int current = -1;
   if (!runtime::getDevice(&current).ok() || current != device) return false;
   collective::Algo algo = collective::Algo::kAuto;
-  return collective::selectAlgorithm(op, topo_, overrides_, &algo).ok() &&
-         algo == collective::Algo::kMesh;
+  if (!collective::selectAlgorithm(op, topo_, overrides_, &algo).ok()) return false;
+  if (algo == collective::Algo::kMesh) return mesh_ && mesh_->staged(op);
+  // A schedule over the connections: latency-bound up to a few messages' worth.
+  return algo != collective::Algo::kHierarchical &&
+         op.inputBytes(size) + op.outputBytes(size) <= kInlineScheduleBytes;
 }
 
 Status Communicator::groupStart() {

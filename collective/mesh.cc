@@ -409,12 +409,4 @@ bool Mesh::staged(const OpDesc& op) const {
   }
 }
 
-bool Mesh::peersInOtherProcesses() const {
-  const auto self = members_[static_cast<std::size_t>(me_)]->pid;
-  for (int j = 0; j < n_; ++j) {
-    if (j != me_ && members_[static_cast<std::size_t>(j)]->pid == self) return false;
-  }
-  return true;
-}
-
 }  // namespace cohort::collective

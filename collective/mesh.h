@@ -37,9 +37,6 @@ class Mesh {
   Status run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   /// Whether run() takes the staging path (a few KiB: one barrier, no mapping).
   bool staged(const OpDesc& op) const;
-  /// Whether every other member is another process (none driven by this one's
-  /// threads, which a blocking call here could starve).
-  bool peersInOtherProcesses() const;
 
  private:
   struct Views;  // the peers' buffers of one op, mapped here

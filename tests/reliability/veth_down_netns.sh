@@ -10,7 +10,10 @@
 # namespaces. Two cases:
 #   1. 2 machines x 2 ranks (ranks 0,1 on n0, 2,3 on n1; the store is in rank
 #      0's process): shm inside a machine, tcp between them;
-#   2. 2 machines x 1 rank: pure tcp.
+#   2. 2 machines x 1 rank: pure tcp;
+#   3. 2 machines x 2 ranks again, but the last rank (on n1) is killed (SIGKILL)
+#      instead: every survivor, on both machines, fails within KILL_LIMIT seconds
+#      with a remote error (17) naming the dead rank.
 # Every rank loops over large allreduces; once all of them loop, n1's veth is set
 # down. Then every rank must fail within CUT_LIMIT seconds (COHORT_EXEC_TIMEOUT
 # plus slack) with a timeout (9) or remote error (17) that names the operation and
@@ -34,6 +37,7 @@ SWITCH=${ID}sw
 SUBNET=10.216.0
 EXEC_TIMEOUT=3
 CUT_LIMIT=8      # seconds from the cut to the last rank's exit
+KILL_LIMIT=5.5   # seconds from a rank's death to the last survivor's exit
 START_LIMIT=30   # seconds for every rank to join and loop
 BYTES=$((32 << 20))
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/${ID}.XXXXXX")
@@ -110,9 +114,9 @@ wait_looping() {
   done
 }
 
-# wait_exits CUT_TIME: sets CODES[r] and TOOK[r] (seconds after the cut).
+# wait_exits CUT_TIME [LIMIT]: sets CODES[r] and TOOK[r] (seconds after the cut).
 wait_exits() {
-  local cut=$1 left=${#RANK_PIDS[@]} r t alive
+  local cut=$1 limit=${2:-$CUT_LIMIT} left=${#RANK_PIDS[@]} r t alive
   CODES=() TOOK=()
   while [ $left -gt 0 ]; do
     t=$(elapsed "$cut" "$(now)")
@@ -123,10 +127,10 @@ wait_exits() {
       TOOK[$r]=$t
       left=$((left - 1))
     done
-    if [ $left -gt 0 ] && awk -v t="$t" -v l=$CUT_LIMIT 'BEGIN { exit !(t > l) }'; then
+    if [ $left -gt 0 ] && awk -v t="$t" -v l="$limit" 'BEGIN { exit !(t > l) }'; then
       alive=""
       for r in "${!RANK_PIDS[@]}"; do [ -n "${CODES[$r]:-}" ] || alive+=" $r"; done
-      fail "rank(s)$alive still running $t s after the cut (limit $CUT_LIMIT s)"
+      fail "rank(s)$alive still running $t s after the fault (limit $limit s)"
     fi
     sleep 0.05
   done
@@ -197,6 +201,32 @@ run_case() {
   echo "ok ($CASE): every rank failed within $CUT_LIMIT s of the cut, naming a rank across it; nothing left"
 }
 
+# kill_case NAME PORT: 2 x 2 ranks, the last one killed during the loop.
+kill_case() {
+  CASE=$1
+  local port=$2 dead=3 r line ns killed
+  rm -f "$WORK"/*.log
+  start_ranks 2 "$port"
+  wait_looping
+  kill -9 "${RANK_PIDS[$dead]}"
+  killed=$(now)
+  echo "$CASE: all 4 ranks loop; rank $dead (on ${NODES[1]}) killed"
+  wait_exits "$killed" "$KILL_LIMIT"
+  [ "${CODES[$dead]}" = 137 ] || fail "rank $dead exited ${CODES[$dead]}, expected 137 (SIGKILL)"
+  for r in 0 1 2; do
+    line=$(failure_line $r)
+    echo "  rank $r: exit ${CODES[$r]} after ${TOOK[$r]} s: $line"
+    [ "${CODES[$r]}" = 7 ] || fail "rank $r exited ${CODES[$r]}, expected 7 (a failed allreduce)"
+    [[ $line == *"FAILED code=17"* ]] || fail "rank $r: not a remote error (17): $line"
+    names "$line" $dead || fail "rank $r: the error does not name the dead rank $dead: $line"
+  done
+  for ns in "${NODES[@]}" "$SWITCH"; do
+    [ -z "$(ip netns pids "$ns")" ] || fail "processes left in $ns: $(ip netns pids "$ns" | tr '\n' ' ')"
+  done
+  echo "ok ($CASE): every survivor named the dead rank within $KILL_LIMIT s; nothing left"
+}
+
 run_case "2x2" 2 29700
 run_case "2x1" 1 29800
+kill_case "2x2-kill" 29900
 echo "veth_down_netns: all checks passed"
