@@ -41,6 +41,11 @@ Step copy(Range src, Range dst, std::size_t bytes) {
   s.bytes = bytes;
   return s;
 }
+Step reduceLocal(Range src, Range dst, std::size_t bytes) {
+  Step s = copy(src, dst, bytes);
+  s.op = Step::Op::kReduce;
+  return s;
+}
 int mod(int a, int n) { return ((a % n) + n) % n; }
 
 const char* opName(Step::Op op) {
@@ -103,6 +108,55 @@ Schedule ringAllReduce(int rank, int size, std::size_t count, std::size_t elem, 
     auto& round = s.round();
     round.push_back(send(next, Buf::kOutput, offOf(sb), bytesOf(sb)));
     round.push_back(recv(prev, Buf::kOutput, offOf(rb), bytesOf(rb)));
+  }
+  return s;
+}
+
+// Latency first: log2(p) exchanges of the whole vector (plus a fold and an
+// unfold for the ranks beyond the largest power of two p), each partner's
+// vector received into scratch and added in the next round, so a send never
+// reads what a receive writes. Both partners add the same two values: the
+// result is the same on every rank (the ops commute).
+Schedule recursiveDoublingAllReduce(int rank, int size, std::size_t count, std::size_t elem,
+                                    bool inPlace) {
+  Schedule s;
+  s.algorithm = "recursive-doubling";
+  const std::size_t bytes = count * elem;
+  if (!inPlace) s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, 0}, bytes));
+  if (size == 1) return s;
+  s.scratchBytes = bytes;
+  int p = 1;
+  while (p * 2 <= size) p *= 2;
+  const int rem = size - p;
+  auto real = [&](int v) { return v < rem ? 2 * v + 1 : v + rem; };
+  int vr = -1;
+  if (rank < 2 * rem) {  // fold the extra ranks into their odd neighbours
+    if (rank % 2 == 0) {
+      s.round().push_back(send(rank + 1, Buf::kOutput, 0, bytes));
+    } else {
+      s.round().push_back(recvReduce(rank - 1, {Buf::kOutput, 0}, {Buf::kOutput, 0}, bytes));
+      vr = rank / 2;
+    }
+  } else {
+    vr = rank - rem;
+  }
+  if (vr >= 0) {
+    bool pending = false;  // a partner's vector waits in scratch
+    for (int mask = 1; mask < p; mask *= 2) {
+      auto& round = s.round();
+      if (pending) round.push_back(reduceLocal({Buf::kScratch, 0}, {Buf::kOutput, 0}, bytes));
+      round.push_back(send(real(vr ^ mask), Buf::kOutput, 0, bytes));
+      round.push_back(recv(real(vr ^ mask), Buf::kScratch, 0, bytes));
+      pending = true;
+    }
+    if (pending) s.round().push_back(reduceLocal({Buf::kScratch, 0}, {Buf::kOutput, 0}, bytes));
+  }
+  if (rank < 2 * rem) {  // unfold
+    if (rank % 2 == 1) {
+      s.round().push_back(send(rank - 1, Buf::kOutput, 0, bytes));
+    } else {
+      s.round().push_back(recv(rank + 1, Buf::kOutput, 0, bytes));
+    }
   }
   return s;
 }

@@ -99,9 +99,12 @@ Schedule buildSchedule(const OpDesc& op, Algo algo, int rank, int size) {
   const std::size_t e = dataTypeSize(op.type);
   switch (op.coll) {
     case Coll::kAllReduce:
-      return algo == Algo::kHalvingDoubling
-                 ? collective::halvingDoublingAllReduce(rank, size, op.count, e, op.inPlace())
-                 : collective::ringAllReduce(rank, size, op.count, e, op.inPlace());
+      if (algo != Algo::kHalvingDoubling) {
+        return collective::ringAllReduce(rank, size, op.count, e, op.inPlace());
+      }
+      return op.count * e <= collective::kRecursiveDoublingMax
+                 ? collective::recursiveDoublingAllReduce(rank, size, op.count, e, op.inPlace())
+                 : collective::halvingDoublingAllReduce(rank, size, op.count, e, op.inPlace());
     case Coll::kAllGather:
       return collective::ringAllGather(rank, size, op.count, e,
                                        static_cast<const char*>(op.input) ==

@@ -58,6 +58,12 @@ Block blockOf(std::size_t total, int parts, int i);
 Schedule ringAllReduce(int rank, int size, std::size_t count, std::size_t elem, bool inPlace);
 Schedule halvingDoublingAllReduce(int rank, int size, std::size_t count, std::size_t elem,
                                   bool inPlace);
+/// Up to this size "hd" allreduce exchanges whole vectors (recursive doubling).
+constexpr std::size_t kRecursiveDoublingMax = 16 << 10;
+/// Whole-vector exchanges (log2 rounds instead of 2 log2): for small vectors.
+/// Scratch: one vector.
+Schedule recursiveDoublingAllReduce(int rank, int size, std::size_t count, std::size_t elem,
+                                    bool inPlace);
 /// Block b of the output starts at b * strideBytes (0: packed, count * elem).
 Schedule ringAllGather(int rank, int size, std::size_t count, std::size_t elem, bool inPlace,
                        std::size_t strideBytes = 0);

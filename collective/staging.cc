@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "collective/schedule.h"
+
 
 namespace cohort::collective {
 
@@ -26,6 +28,10 @@ std::size_t scratchBound(const OpDesc& op, Algo algo, int size) {
     case Algo::kHierarchical:  // the same, and a node's sums kept for the cross step
       return op.inputBytes(size) + op.outputBytes(size) + kAlignSlack +
              (op.coll == Coll::kReduce || op.coll == Coll::kReduceScatter ? op.inputBytes(size) : 0);
+    case Algo::kHalvingDoubling:  // small vectors: the partner's whole vector
+      return op.coll == Coll::kAllReduce && op.count * dataTypeSize(op.type) <= kRecursiveDoublingMax
+                 ? op.count * dataTypeSize(op.type)
+                 : 0;
     case Algo::kTree:  // a reduce's partial sums (broadcast trees take none)
       return op.coll == Coll::kReduce ? op.count * dataTypeSize(op.type) : 0;
     default:  // ring reduce-scatter pieces itself (comm_run.cc); the rest take none
