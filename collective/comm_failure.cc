@@ -26,14 +26,16 @@ constexpr auto kNoteWriteLimit = std::chrono::seconds(1);
 constexpr std::size_t kMaxNoteText = 2048;
 
 // The caller's watchdog (runtime) fires COHORT_EXEC_TIMEOUT after the operation
-// started; the operation gives up a tenth (at most 1 s) earlier (execDeadline,
-// comm_init.cc). Reading and leaving notes may take half of that margin, so that
-// the caller still sees this rank's error, naming the peer, and not the
-// watchdog's, even when the store cannot be reached (a cut link).
-Deadline spreadDeadline() {
+// started; the operation gives up a tenth (at most 1 s) earlier (its deadline,
+// execDeadline in comm_init.cc). Reading and leaving notes may run into half of
+// that margin, so that the caller still sees this rank's error, naming the peer,
+// and not the watchdog's, even when the store cannot be reached (a cut link). An
+// early failure (a peer died) has all the time it needs.
+Deadline spreadDeadline(Deadline opDeadline) {
   const long long limitMs = 1000LL * Config::global().execTimeoutS;
-  if (limitMs == 0) return Deadline::never();
-  return Deadline::after(std::chrono::milliseconds(std::min(limitMs / 10, 1000LL) / 2));
+  if (limitMs == 0 || opDeadline.isNever()) return Deadline::never();
+  const std::chrono::milliseconds half(std::min(limitMs / 10, 1000LL) / 2);
+  return Deadline::after(opDeadline.at() - Clock::now() + half);
 }
 
 Deadline earlier(Deadline a, Deadline b) { return a.at() < b.at() ? a : b; }
@@ -85,10 +87,10 @@ std::string Communicator::Impl::failureKey(int r) const {
   return fmt::format("{}/failed/{}", prefix, r);
 }
 
-Status Communicator::Impl::spreadFailure(Status s) {
+Status Communicator::Impl::spreadFailure(Status s, Deadline opDeadline) {
   if (failureSpread_) return s;
   failureSpread_ = true;
-  const Deadline by = spreadDeadline();
+  const Deadline by = spreadDeadline(opDeadline);
   // A peer that left: did it fail first, and why? Its cause becomes ours (a
   // rank whose neighbour timed out reports the timeout and the late rank).
   const int peer = namedPeer(s.message(), rank);

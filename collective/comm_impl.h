@@ -56,7 +56,7 @@ class Communicator::Impl {
   void logFailure(const Status& failure);
   /// The first failure: explained by the failed peer's note, noted for the
   /// others, and every connection ended (comm_failure.cc). Returns the error.
-  Status spreadFailure(Status s);
+  Status spreadFailure(Status s, Deadline opDeadline);
   std::string failureKey(int r) const;
   Status runAlgorithm(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
   Status runSchedule(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);

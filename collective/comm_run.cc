@@ -213,8 +213,9 @@ Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline dea
 Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId) {
   collective::OpHistory::RunScope scope(history_.get(), historyId);
   trace::Span span("collective", trace::enabled() ? op.describe() : std::string());
+  const Deadline deadline = execDeadline();
   Status s = aborted_.load() ? makeError(ErrorCode::kAborted, "{}: aborted", op.describe())
-                             : runChosen(op, historyId, execDeadline());
+                             : runChosen(op, historyId, deadline);
   if (!s.ok()) {
     // Every error names this rank and the operation (most name it already).
     const std::string what = op.describe();
@@ -226,7 +227,7 @@ Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId) {
     s = makeError(s.code(), "rank {}: {}{}{}", rank,
                   s.message().find(what) == std::string::npos ? what + ": " : "", s.message(),
                   limit);
-    s = spreadFailure(std::move(s));
+    s = spreadFailure(std::move(s), deadline);
   }
   history_->finished(historyId, s);
   if (span.on()) {

@@ -31,6 +31,9 @@ int check(Communicator& comm) {
   if (!runtime::streamCreate(&s).ok()) return 2;
   for (DataType type : {DataType::kFloat32, DataType::kBFloat16, DataType::kInt32, DataType::kInt8}) {
     for (std::size_t count : {1u, 7u, 1023u, (1u << 20) + 3}) {
+      // The large count once per kind of element (float, integer): the threads'
+      // matrix covers every type at that size; processes add the transports.
+      if (count > 1023 && type != DataType::kFloat32 && type != DataType::kInt32) continue;
       const std::size_t e = dataTypeSize(type);
       void *in = nullptr, *out = nullptr;
       if (!runtime::deviceMalloc(&in, count * e * n).ok() || !runtime::deviceMalloc(&out, count * e * n).ok()) return 3;
