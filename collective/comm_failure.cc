@@ -94,13 +94,16 @@ Status Communicator::Impl::spreadFailure(Status s, Deadline opDeadline) {
   // A peer that left: did it fail first, and why? Its cause becomes ours (a
   // rank whose neighbour timed out reports the timeout and the late rank).
   const int peer = namedPeer(s.message(), rank);
-  // A timeout may be a peer's failure seen late (it left a shared barrier).
+  // (A timeout is not explained: the rank it waited for is late, not failed, and
+  // looking for its note would only eat the time left to leave ours.)
   if (peer >= 0 && peer < size &&
-      (s.code() == ErrorCode::kRemoteError || s.code() == ErrorCode::kConnectionError ||
-       s.code() == ErrorCode::kTimeout)) {
+      (s.code() == ErrorCode::kRemoteError || s.code() == ErrorCode::kConnectionError)) {
     transport::Bytes note;
     Status cause;
-    if (store_->getBefore(failureKey(peer), &note, earlier(Deadline::after(kNoteWait), by)).ok() &&
+    // At most half the time left: the rest is for leaving our own note.
+    const Deadline half =
+        by.isNever() ? by : Deadline::after((by.at() - Clock::now()) / 2);
+    if (store_->getBefore(failureKey(peer), &note, earlier(Deadline::after(kNoteWait), half)).ok() &&
         decodeNote(note, &cause)) {
       // A peer's timeout is this operation's too (it waited for the same late
       // rank); any other cause (out of memory, an abort) is a remote error here.
