@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cohort/communicator.h"
+#include "collective/device_area.h"
 #include "collective/mesh.h"
 #include "collective/op.h"
 #include "collective/op_history.h"
@@ -72,7 +73,7 @@ class Communicator::Impl {
   int crossIndexOf(int r) const;
   /// Device memory that holds a hierarchical step's result for the next step
   /// (apart from scratch(), which each step may use for itself).
-  Status stage(std::size_t bytes, void** out);
+  Status stage(std::size_t bytes, void** out) { return stage_.get(bytes, out); }
   void buildGroups(transport::shm::ShmTransport* shm);
   Status scratch(std::size_t bytes, void** out);
   Deadline execDeadline() const;
@@ -98,10 +99,8 @@ class Communicator::Impl {
   std::uint64_t lastUserEnqueued_ = 0;         // its task count right after that op
   int splits_ = 0;
   std::map<std::string, int> subComms_;  // sub-communicators made per rank list
-  void* scratch_ = nullptr;
-  std::size_t scratchBytes_ = 0;
-  void* stage_ = nullptr;
-  std::size_t stageBytes_ = 0;
+  collective::DeviceArea scratch_{"communicator scratch memory"};
+  collective::DeviceArea stage_{"communicator staging memory"};
   std::atomic<bool> aborted_{false};
   std::unique_ptr<collective::OpHistory> history_;  // made by create(), never null after
   bool failureLogged_ = false;                      // stream worker only

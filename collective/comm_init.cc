@@ -176,63 +176,12 @@ Status Communicator::Impl::connect() {
   return bootstrap_->barrier(deadline);
 }
 
-// The mesh (every rank on this node, or this node's part of a hierarchical
-// communicator) and the cross-node group of ranks with the same local index.
-void Communicator::Impl::buildGroups(transport::shm::ShmTransport* shm) {
-  std::vector<int> local;
-  std::map<std::string, int> perNode;
-  for (const auto& p : peers_) ++perNode[p.hostId];
-  const std::string& myHost = peers_[static_cast<std::size_t>(rank)].hostId;
-  for (const auto& p : peers_) {
-    if (p.hostId == myHost) local.push_back(p.rank);
-  }
-  bool localShm = true;
-  for (int r : local) {
-    auto* c = connPtrs_[static_cast<std::size_t>(r)];
-    localShm = localShm && (r == rank || (c != nullptr && std::string(c->kind()) == "shm"));
-  }
-  if (!localShm) return;
-  std::vector<const transport::shm::ShmPeer*> members;
-  for (int r : local) members.push_back(shm->peer(r));
-  mesh_ = std::make_unique<collective::Mesh>(
-      shm, members, localRank, [this](std::size_t b, void** p) { return scratch(b, p); });
-  topo_.meshAvailable = nodes == 1;
-  bool even = nodes > 1 && localSize > 1;
-  for (const auto& [host, count] : perNode) even = even && count == localSize;
-  if (!even) return;
-  for (const auto& p : peers_) {
-    if (p.localIndex != localRank) continue;
-    if (p.rank == rank) crossRank_ = static_cast<int>(crossConns_.size());
-    crossConns_.push_back(connPtrs_[static_cast<std::size_t>(p.rank)]);
-  }
-  topo_.hierarchical = true;
-  // Ranks numbered node by node (rank = node * localSize + local index), nodes in
-  // the same order for every local index: what allgather and reduce-scatter
-  // need to place blocks without reordering.
-  topo_.nodeBlocks = true;
-  for (const auto& p : peers_) {
-    topo_.nodeBlocks = topo_.nodeBlocks && p.localIndex == p.rank % localSize &&
-                       peers_[static_cast<std::size_t>(p.rank - p.localIndex)].hostId == p.hostId;
-  }
-}
-
 Status Communicator::Impl::scratch(std::size_t bytes, void** out) {
   if (bytes > Config::global().buffSize) {  // planStaging keeps every algorithm within it
     return makeError(ErrorCode::kInternal, "communicator scratch of {} bytes exceeds COHORT_BUFFSIZE ({} bytes)",
                      bytes, Config::global().buffSize);
   }
-  if (bytes > scratchBytes_) {
-    if (scratch_ != nullptr) COHORT_RETURN_IF_ERROR(runtime::deviceFree(scratch_));
-    scratch_ = nullptr;
-    scratchBytes_ = 0;
-    const Status s = runtime::deviceMalloc(&scratch_, bytes);
-    if (!s.ok()) {
-      return makeError(s.code(), "communicator scratch memory ({} bytes): {}", bytes, s.message());
-    }
-    scratchBytes_ = bytes;
-  }
-  *out = scratch_;
-  return Status::Ok();
+  return scratch_.get(bytes, out);
 }
 
 Communicator::Impl::~Impl() {
@@ -242,8 +191,8 @@ Communicator::Impl::~Impl() {
   conns_.clear();
   mesh_.reset();
   transports_.clear();
-  if (scratch_ != nullptr) (void)runtime::deviceFree(scratch_);
-  if (stage_ != nullptr) (void)runtime::deviceFree(stage_);
+  scratch_.release();
+  stage_.release();
   if (before_ != nullptr) (void)runtime::eventDestroy(before_);
   if (after_ != nullptr) (void)runtime::eventDestroy(after_);
   if (stream_ != nullptr) (void)runtime::streamDestroy(stream_);

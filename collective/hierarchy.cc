@@ -1,5 +1,5 @@
-// Hierarchical collectives, for ranks on several nodes with the same number on
-// each: the node's ranks work through the mesh (shared memory), and only ranks
+// Hierarchical collectives (and buildGroups, the groups they run over), for
+// ranks on several nodes with the same number on each: the node's ranks work through the mesh (shared memory), and only ranks
 // with the same local index talk across nodes, each carrying its share.
 //   allreduce      node reduce-scatter, cross allreduce of each slice, node allgather
 //   broadcast      cross broadcast among the root's local index, node broadcast
@@ -41,6 +41,46 @@ OpDesc part(const OpDesc& op, Coll coll, const void* in, void* out, std::size_t 
 }
 
 }  // namespace
+
+// The mesh (every rank on this node, or this node's part of a hierarchical
+// communicator) and the cross-node group of ranks with the same local index.
+void Communicator::Impl::buildGroups(transport::shm::ShmTransport* shm) {
+  std::vector<int> local;
+  std::map<std::string, int> perNode;
+  for (const auto& p : peers_) ++perNode[p.hostId];
+  const std::string& myHost = peers_[static_cast<std::size_t>(rank)].hostId;
+  for (const auto& p : peers_) {
+    if (p.hostId == myHost) local.push_back(p.rank);
+  }
+  bool localShm = true;
+  for (int r : local) {
+    auto* c = connPtrs_[static_cast<std::size_t>(r)];
+    localShm = localShm && (r == rank || (c != nullptr && std::string(c->kind()) == "shm"));
+  }
+  if (!localShm) return;
+  std::vector<const transport::shm::ShmPeer*> members;
+  for (int r : local) members.push_back(shm->peer(r));
+  mesh_ = std::make_unique<collective::Mesh>(
+      shm, members, localRank, [this](std::size_t b, void** p) { return scratch(b, p); });
+  topo_.meshAvailable = nodes == 1;
+  bool even = nodes > 1 && localSize > 1;
+  for (const auto& [host, count] : perNode) even = even && count == localSize;
+  if (!even) return;
+  for (const auto& p : peers_) {
+    if (p.localIndex != localRank) continue;
+    if (p.rank == rank) crossRank_ = static_cast<int>(crossConns_.size());
+    crossConns_.push_back(connPtrs_[static_cast<std::size_t>(p.rank)]);
+  }
+  topo_.hierarchical = true;
+  // Ranks numbered node by node (rank = node * localSize + local index), nodes in
+  // the same order for every local index: what allgather and reduce-scatter
+  // need to place blocks without reordering.
+  topo_.nodeBlocks = true;
+  for (const auto& p : peers_) {
+    topo_.nodeBlocks = topo_.nodeBlocks && p.localIndex == p.rank % localSize &&
+                       peers_[static_cast<std::size_t>(p.rank - p.localIndex)].hostId == p.hostId;
+  }
+}
 
 // Position of global rank `r` among the ranks of its local index (= its node's
 // index in that cross-node group).
@@ -180,19 +220,5 @@ Status Communicator::Impl::hierarchicalReduceScatter(const OpDesc& op, Deadline 
   return Status::Ok();
 }
 
-Status Communicator::Impl::stage(std::size_t bytes, void** out) {
-  if (bytes > stageBytes_) {
-    if (stage_ != nullptr) COHORT_RETURN_IF_ERROR(runtime::deviceFree(stage_));
-    stage_ = nullptr;
-    stageBytes_ = 0;
-    const Status s = runtime::deviceMalloc(&stage_, bytes);
-    if (!s.ok()) {
-      return makeError(s.code(), "communicator staging memory ({} bytes): {}", bytes, s.message());
-    }
-    stageBytes_ = bytes;
-  }
-  *out = stage_;
-  return Status::Ok();
-}
 
 }  // namespace cohort
