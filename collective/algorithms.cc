@@ -48,6 +48,40 @@ Step reduceLocal(Range src, Range dst, std::size_t bytes) {
 }
 int mod(int a, int n) { return ((a % n) + n) % n; }
 
+// Power-of-two algorithms on any rank count: the first 2 * rem ranks pair up
+// (rem = size - p, p the largest power of two <= size); each even one hands its
+// vector to its odd neighbour and sits out until the unfold.
+struct Fold {
+  int p = 1, rem = 0;
+  int vr = -1;  // this rank among the p that take part; -1 if it sits out
+  int real(int v) const { return v < rem ? 2 * v + 1 : v + rem; }
+};
+
+Fold foldExtraRanks(Schedule* s, int rank, int size, std::size_t bytes) {
+  Fold f;
+  while (f.p * 2 <= size) f.p *= 2;
+  f.rem = size - f.p;
+  if (rank >= 2 * f.rem) {
+    f.vr = rank - f.rem;
+  } else if (rank % 2 == 0) {
+    s->round().push_back(send(rank + 1, Buf::kOutput, 0, bytes));
+  } else {
+    s->round().push_back(recvReduce(rank - 1, {Buf::kOutput, 0}, {Buf::kOutput, 0}, bytes));
+    f.vr = rank / 2;
+  }
+  return f;
+}
+
+// The folded ranks get the result back from their neighbours.
+void unfoldExtraRanks(Schedule* s, int rank, int rem, std::size_t bytes) {
+  if (rank >= 2 * rem) return;
+  if (rank % 2 == 1) {
+    s->round().push_back(send(rank - 1, Buf::kOutput, 0, bytes));
+  } else {
+    s->round().push_back(recv(rank + 1, Buf::kOutput, 0, bytes));
+  }
+}
+
 const char* opName(Step::Op op) {
   switch (op) {
     case Step::Op::kSend: return "send";
@@ -125,39 +159,20 @@ Schedule recursiveDoublingAllReduce(int rank, int size, std::size_t count, std::
   if (!inPlace) s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, 0}, bytes));
   if (size == 1) return s;
   s.scratchBytes = bytes;
-  int p = 1;
-  while (p * 2 <= size) p *= 2;
-  const int rem = size - p;
-  auto real = [&](int v) { return v < rem ? 2 * v + 1 : v + rem; };
-  int vr = -1;
-  if (rank < 2 * rem) {  // fold the extra ranks into their odd neighbours
-    if (rank % 2 == 0) {
-      s.round().push_back(send(rank + 1, Buf::kOutput, 0, bytes));
-    } else {
-      s.round().push_back(recvReduce(rank - 1, {Buf::kOutput, 0}, {Buf::kOutput, 0}, bytes));
-      vr = rank / 2;
-    }
-  } else {
-    vr = rank - rem;
-  }
+  const Fold f = foldExtraRanks(&s, rank, size, bytes);
+  const int p = f.p, vr = f.vr;
   if (vr >= 0) {
     bool pending = false;  // a partner's vector waits in scratch
     for (int mask = 1; mask < p; mask *= 2) {
       auto& round = s.round();
       if (pending) round.push_back(reduceLocal({Buf::kScratch, 0}, {Buf::kOutput, 0}, bytes));
-      round.push_back(send(real(vr ^ mask), Buf::kOutput, 0, bytes));
-      round.push_back(recv(real(vr ^ mask), Buf::kScratch, 0, bytes));
+      round.push_back(send(f.real(vr ^ mask), Buf::kOutput, 0, bytes));
+      round.push_back(recv(f.real(vr ^ mask), Buf::kScratch, 0, bytes));
       pending = true;
     }
     if (pending) s.round().push_back(reduceLocal({Buf::kScratch, 0}, {Buf::kOutput, 0}, bytes));
   }
-  if (rank < 2 * rem) {  // unfold
-    if (rank % 2 == 1) {
-      s.round().push_back(send(rank - 1, Buf::kOutput, 0, bytes));
-    } else {
-      s.round().push_back(recv(rank + 1, Buf::kOutput, 0, bytes));
-    }
-  }
+  unfoldExtraRanks(&s, rank, f.rem, bytes);
   return s;
 }
 
@@ -168,26 +183,13 @@ Schedule halvingDoublingAllReduce(int rank, int size, std::size_t count, std::si
   const std::size_t bytes = count * elem;
   if (!inPlace) s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, 0}, bytes));
   if (size == 1) return s;
-  int p = 1;
-  while (p * 2 <= size) p *= 2;
-  const int rem = size - p;
-  auto real = [&](int v) { return v < rem ? 2 * v + 1 : v + rem; };
-  int vr = -1;
-  if (rank < 2 * rem) {  // fold the extra ranks into their odd neighbours
-    if (rank % 2 == 0) {
-      s.round().push_back(send(rank + 1, Buf::kOutput, 0, bytes));
-    } else {
-      s.round().push_back(recvReduce(rank - 1, {Buf::kOutput, 0}, {Buf::kOutput, 0}, bytes));
-      vr = rank / 2;
-    }
-  } else {
-    vr = rank - rem;
-  }
+  const Fold f = foldExtraRanks(&s, rank, size, bytes);
+  const int p = f.p, vr = f.vr;
   if (vr >= 0) {
     std::vector<std::pair<std::size_t, std::size_t>> kept;  // element ranges, outermost first
     std::size_t lo = 0, hi = count;
     for (int mask = p / 2; mask >= 1; mask /= 2) {
-      const int partner = real(vr ^ mask);
+      const int partner = f.real(vr ^ mask);
       const std::size_t mid = lo + (hi - lo) / 2;
       const bool lower = (vr & mask) == 0;
       const std::size_t keepLo = lower ? lo : mid, keepHi = lower ? mid : hi;
@@ -201,7 +203,7 @@ Schedule halvingDoublingAllReduce(int rank, int size, std::size_t count, std::si
       hi = keepHi;
     }
     for (int mask = 1, level = static_cast<int>(kept.size()) - 1; mask < p; mask *= 2, --level) {
-      const int partner = real(vr ^ mask);
+      const int partner = f.real(vr ^ mask);
       const auto [plo, phi] = kept[static_cast<std::size_t>(level)];
       const std::size_t mid = plo + (phi - plo) / 2;
       const bool lower = (vr & mask) == 0;
@@ -213,13 +215,7 @@ Schedule halvingDoublingAllReduce(int rank, int size, std::size_t count, std::si
       hi = phi;
     }
   }
-  if (rank < 2 * rem) {  // unfold
-    if (rank % 2 == 1) {
-      s.round().push_back(send(rank - 1, Buf::kOutput, 0, bytes));
-    } else {
-      s.round().push_back(recv(rank + 1, Buf::kOutput, 0, bytes));
-    }
-  }
+  unfoldExtraRanks(&s, rank, f.rem, bytes);
   return s;
 }
 
