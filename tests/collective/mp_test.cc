@@ -1,7 +1,10 @@
 // Collectives between real processes over shm and over tcp, and a rank killed
 // mid-operation: every survivor reports the dead rank promptly.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -24,9 +27,21 @@ struct Rank {
   std::string log;
 };
 
+// A port the kernel just handed out on loopback (a fixed range collided with
+// other tests' ephemeral ports when they ran side by side).
 int freePort() {
-  static int next = 20000 + (getpid() % 2000) * 10;
-  return next++;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
 }
 
 std::vector<Rank> start(int n, const std::string& mode, const std::string& transport, int port,
