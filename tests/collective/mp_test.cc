@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "free_port.h"
+
 extern char** environ;
 
 namespace {
@@ -27,22 +29,7 @@ struct Rank {
   std::string log;
 };
 
-// A port the kernel just handed out on loopback (a fixed range collided with
-// other tests' ephemeral ports when they ran side by side).
-int freePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
+using cohort::test::freePort;
 
 std::vector<Rank> start(int n, const std::string& mode, const std::string& transport, int port,
                         const std::string& table = "",

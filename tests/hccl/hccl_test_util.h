@@ -18,6 +18,7 @@
 
 #include "acl/acl.h"
 #include "cohort/status.h"
+#include "free_port.h"
 #include "hccl/hccl.h"
 
 // The call returns `result` and the layer recorded a message holding `needle`.
@@ -98,21 +99,7 @@ class DeviceBuffer {
   std::size_t bytes_;
 };
 
-// A TCP port on 127.0.0.1 free right now (the kernel's pick).
-inline int freePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    close(fd);
-    return 0;
-  }
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using cohort::test::freePort;
 
 // A "1.0" rank table of one server at 127.0.0.1, rank r on device r; rank 0's
 // host_port (where it serves the store) = port when port > 0.

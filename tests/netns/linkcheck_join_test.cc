@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/config.h"
+#include "free_port.h"
 #include "test_util.h"
 #include "tools/linkcheck/job_join.h"
 
@@ -98,7 +99,7 @@ TEST(JoinJob, AMasterAddressJobJoinsItsStore) {
   ::setenv("RANK", "0", 1);
   ::setenv("WORLD_SIZE", "1", 1);
   ::setenv("MASTER_ADDR", "127.0.0.1", 1);
-  ::setenv("MASTER_PORT", "47392", 1);
+  ::setenv("MASTER_PORT", std::to_string(test::freePort()).c_str(), 1);
   JobMembership m;
   const Status s = joinJob({}, Deadline::afterMs(3000), &m);
   for (const char* v : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}) ::unsetenv(v);

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <thread>
 
+#include "free_port.h"
+
 namespace cohort::perf::test {
 
 namespace {
@@ -143,21 +145,7 @@ JobResult runShell(const std::string& command, int timeoutS) {
   return r;
 }
 
-int freePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
+int freePort() { return cohort::test::freePort(); }
 
 std::vector<std::string> splitLines(const std::string& text) {
   std::vector<std::string> lines;
