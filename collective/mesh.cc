@@ -42,7 +42,7 @@ Mesh::Mesh(transport::shm::ShmTransport* shm,
            std::vector<const transport::shm::ShmPeer*> members, int me,
            std::function<Status(std::size_t, void**)> scratch)
     : shm_(shm), members_(std::move(members)), me_(me), n_(static_cast<int>(members_.size())),
-      scratch_(std::move(scratch)) {}
+      scratch_(std::move(scratch)), waitPolicy_(WaitPolicy::forPeersFromConfig(n_)) {}
 
 Mesh::~Mesh() { leave(); }
 
@@ -73,7 +73,7 @@ Status Mesh::barrier(const OpDesc& op, const char* phase, Deadline deadline,
   for (;;) {
     Deadline slice = Deadline::after(kLivenessEvery);
     if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
-    if (lead->sharedWake.waitUntil(ready, slice)) return Status::Ok();
+    if (lead->sharedWake.waitUntil(ready, slice, waitPolicy_)) return Status::Ok();
     if (aborted.load()) {
       leave();  // peers waiting for this rank fail instead of hanging
       return makeError(ErrorCode::kAborted, "{} aborted on this rank ({})", op.describe(), phase);

@@ -25,6 +25,19 @@ WaitPolicy WaitPolicy::fromConfig() {
                     static_cast<std::int64_t>(c.waitYieldUs) * 1000};
 }
 
+WaitPolicy WaitPolicy::idleFromConfig() {
+  WaitPolicy p = fromConfig();
+  if (p.yieldNs > kIdleYieldNs) p.yieldNs = kIdleYieldNs;
+  return p;
+}
+
+WaitPolicy WaitPolicy::forPeersFromConfig(int peers) {
+  WaitPolicy p = fromConfig();
+  static const long processors = sysconf(_SC_NPROCESSORS_ONLN);
+  if (processors > 0 && peers > processors) p.spinNs = 0;
+  return p;
+}
+
 void futexWait(std::atomic<std::uint32_t>* word, std::uint32_t expected, Deadline deadline) {
   // Sleep at most 100 ms at a time so a deadline is honoured even if a wake is
   // lost to a peer process that died between its store and its wake.

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <utility>
 
 namespace cohort {
 
@@ -38,6 +39,16 @@ struct WaitPolicy {
   std::int64_t spinNs;
   std::int64_t yieldNs;
   static WaitPolicy fromConfig();
+  /// For a thread with nothing to do until someone hands it work (a stream's
+  /// worker with an empty queue): the same spin, a yield stage of at most
+  /// kIdleYieldNs, then sleep. A long yield stage there keeps a runnable thread
+  /// beside the ones doing the work for milliseconds after every hand-off.
+  static WaitPolicy idleFromConfig();
+  static constexpr std::int64_t kIdleYieldNs = 50'000;
+  /// For waits on `peers` threads or processes of this machine that each run
+  /// like this one: with more of them than the machine has processors, the one
+  /// awaited is likely off-CPU, so the wait yields at once (no spin stage).
+  static WaitPolicy forPeersFromConfig(int peers);
 };
 
 /// Futex calls on a 32-bit word (shared, so they work across processes).
@@ -68,10 +79,15 @@ class WaitWord {
   bool waitUntil(Ready&& ready, Deadline deadline = Deadline::never()) {
     if (ready()) return true;
     static thread_local const WaitPolicy policy = WaitPolicy::fromConfig();
+    return waitUntil(std::forward<Ready>(ready), deadline, policy);
+  }
+  template <typename Ready>
+  bool waitUntil(Ready&& ready, Deadline deadline, const WaitPolicy& policy) {
     const auto start = Clock::now();
+    bool spinning = policy.spinNs > 0;
     for (std::uint32_t i = 0;; ++i) {
       if (ready()) return true;
-      if ((i & 63) != 0) {
+      if (spinning && (i & 63) != 0) {
         relax();
         continue;
       }
@@ -79,6 +95,7 @@ class WaitWord {
       if (!deadline.isNever() && now >= deadline.at()) return ready();
       const std::int64_t waited = std::chrono::nanoseconds(now - start).count();
       if (waited < policy.spinNs) continue;
+      spinning = false;  // from here on, every look at the condition is followed by a yield
       if (waited < policy.spinNs + policy.yieldNs) {
         yield();
         continue;

@@ -2,6 +2,9 @@
 // torchrun does; with a rank table the table's numbering and devices win.
 #include "launcher/launch_plan.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <filesystem>
 
 #include "cohort/ranktable.h"
@@ -60,7 +63,7 @@ Status planFromCounts(const LaunchOptions& o, LaunchPlan* plan) {
   plan->localSize = o.ranksPerNode;
   plan->worldSize = o.ranksPerNode * plan->nodeCount;
   for (int i = 0; i < o.ranksPerNode; ++i) {
-    plan->ranks.push_back({plan->nodeRank * o.ranksPerNode + i, i, i});
+    plan->ranks.push_back({plan->nodeRank * o.ranksPerNode + i, i, i, {}});
   }
   plan->servesStore = plan->nodeRank == 0;
   return Status::Ok();
@@ -128,7 +131,7 @@ Status planFromTable(const LaunchOptions& o, LaunchPlan* plan) {
   plan->nodeCount = spec.serverCount();
   plan->nodeRank = server;
   for (int i = 0; i < plan->localSize; ++i) {
-    plan->ranks.push_back({ranks[i], i, spec.ranks[ranks[i]].deviceId});
+    plan->ranks.push_back({ranks[i], i, spec.ranks[ranks[i]].deviceId, {}});
   }
   plan->servesStore = spec.serverOf(0) == server;
   std::error_code ec;
@@ -163,8 +166,40 @@ Status makeLaunchPlan(const LaunchOptions& options, LaunchPlan* plan) {
   LaunchPlan result;
   COHORT_RETURN_IF_ERROR(options.ranktable.empty() ? planFromCounts(options, &result)
                                                    : planFromTable(options, &result));
+  if (options.bindCores) bindToCores(allowedCpus(), &result);
   *plan = std::move(result);
   return Status::Ok();
+}
+
+void bindToCores(const std::vector<int>& cpus, LaunchPlan* plan) {
+  const std::size_t c = cpus.size();
+  const std::size_t n = static_cast<std::size_t>(plan->localSize);
+  if (c == 0 || n == 0) return;
+  for (RankSlot& slot : plan->ranks) {
+    const auto i = static_cast<std::size_t>(slot.localRank);
+    slot.cpus.clear();
+    if (n >= c) {
+      slot.cpus.push_back(cpus[i % c]);
+      continue;
+    }
+    // Shares of c / n processors, the first c % n ranks one more.
+    const std::size_t share = c / n, extra = c % n;
+    const std::size_t first = i * share + std::min(i, extra);
+    const std::size_t count = share + (i < extra ? 1 : 0);
+    slot.cpus.assign(cpus.begin() + static_cast<std::ptrdiff_t>(first),
+                     cpus.begin() + static_cast<std::ptrdiff_t>(first + count));
+  }
+}
+
+std::vector<int> allowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
 }
 
 }  // namespace cohort::launcher

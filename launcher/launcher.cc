@@ -71,7 +71,7 @@ void spawnAll(const LaunchOptions& options, const LaunchPlan& plan, const std::s
     const RankSlot& slot = plan.ranks[i];
     const auto env = mergeEnvironment(environ, store.rankVariables(plan, slot));
     RankProcess process;
-    const Status s = spawnRank(program, options.command, env, &process);
+    const Status s = spawnRank(program, options.command, env, &process, slot.cpus);
     if (!s.ok()) {
       for (std::size_t j = i; j < logFds.size(); ++j) {
         if (logFds[j] >= 0) ::close(logFds[j]);

@@ -5,6 +5,7 @@
 #include "launcher/rank_process.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -49,6 +50,7 @@ std::vector<char*> pointers(const std::vector<std::string>& strings) {
 struct ChildSetup {
   pid_t parent;
   int stdinFd, stdoutFd, stderrFd, execStatusFd;
+  const cpu_set_t* cpus;  // nullptr: not bound
   const char* path;
   char* const* argv;
   char* const* envp;
@@ -70,6 +72,7 @@ void closeFrom(int first, int last) {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   ::sigaction(SIGPIPE, &dfl, nullptr);
+  if (c.cpus != nullptr) (void)::sched_setaffinity(0, sizeof(cpu_set_t), c.cpus);
   // The three sources are pipes or /dev/null opened after fds 0-2 were ensured
   // open, so none of them is 0, 1 or 2 and dup2 never clobbers a later source.
   if (::dup2(c.stdinFd, 0) < 0 || ::dup2(c.stdoutFd, 1) < 0 || ::dup2(c.stderrFd, 2) < 0) {
@@ -144,7 +147,8 @@ std::vector<std::string> mergeEnvironment(
 }
 
 Status spawnRank(const std::string& path, const std::vector<std::string>& argv,
-                 const std::vector<std::string>& env, RankProcess* out) {
+                 const std::vector<std::string>& env, RankProcess* out,
+                 const std::vector<int>& cpus) {
   Pipe outPipe, errPipe, statusPipe;
   COHORT_RETURN_IF_ERROR(outPipe.open("stdout"));
   COHORT_RETURN_IF_ERROR(errPipe.open("stderr"));
@@ -153,8 +157,14 @@ Status spawnRank(const std::string& path, const std::vector<std::string>& argv,
   if (devNull < 0) return systemError(errno, "open /dev/null");
   std::vector<char*> argvPtrs = pointers(argv);
   std::vector<char*> envPtrs = pointers(env);
-  const ChildSetup setup{::getpid(),       devNull,      outPipe.write,   errPipe.write,
-                         statusPipe.write, path.c_str(), argvPtrs.data(), envPtrs.data()};
+  cpu_set_t cpuSet;
+  CPU_ZERO(&cpuSet);
+  for (int cpu : cpus) {
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &cpuSet);
+  }
+  const ChildSetup setup{::getpid(),     devNull,          outPipe.write,
+                         errPipe.write,  statusPipe.write, cpus.empty() ? nullptr : &cpuSet,
+                         path.c_str(),   argvPtrs.data(),  envPtrs.data()};
   const pid_t pid = ::fork();
   if (pid == 0) runChild(setup);
   const int forkErr = errno;

@@ -37,8 +37,11 @@ std::vector<std::string> mergeEnvironment(
 /// the exec succeeded; an exec failure is kSystemError naming the path and errno
 /// (the child is reaped). Must be called from the thread that stays alive for
 /// the job (the death signal follows the forking thread). Call with cohortrun's
-/// signals blocked: the child unblocks them and restores SIGPIPE.
+/// signals blocked: the child unblocks them and restores SIGPIPE. Non-empty
+/// `cpus` binds the child to those processors (best effort: a refused binding
+/// leaves it unbound).
 Status spawnRank(const std::string& path, const std::vector<std::string>& argv,
-                 const std::vector<std::string>& env, RankProcess* out);
+                 const std::vector<std::string>& env, RankProcess* out,
+                 const std::vector<int>& cpus = {});
 
 }  // namespace cohort::launcher

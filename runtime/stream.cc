@@ -135,11 +135,14 @@ void Stream::workerLoop() {
   log::setThreadDevice(device_->id());
   trace::nameThread(name());
   std::uint64_t taken = 0;
+  const WaitPolicy idle = WaitPolicy::idleFromConfig();
   for (;;) {
-    workWord_.waitUntil([&] {
-      return enqueued_.load(std::memory_order_acquire) > taken ||
-             stopping_.load(std::memory_order_acquire);
-    });
+    workWord_.waitUntil(
+        [&] {
+          return enqueued_.load(std::memory_order_acquire) > taken ||
+                 stopping_.load(std::memory_order_acquire);
+        },
+        Deadline::never(), idle);
     if (enqueued_.load(std::memory_order_acquire) == taken) return;  // stopping, drained
     Task task;
     {

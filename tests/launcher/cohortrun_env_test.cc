@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cohortrun_harness.h"
+#include "launcher/launch_plan.h"
 #include "test_util.h"
 #include "transport/root_info.h"
 
@@ -90,6 +91,47 @@ TEST(CohortrunTest, TheProgramMayFollowTheOptionsWithoutDashes) {
   const RunResult r = job.finish();
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(linesStartingWith(r.out, "[1] env RANK=1 ").size(), 1u) << r.out;
+}
+
+// The processors each rank may run on, from its own /proc/self/status.
+std::vector<std::string> allowedLists(const RunResult& r, int ranks) {
+  std::vector<std::string> lists;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const auto lines = linesStartingWith(r.out, "[" + std::to_string(rank) + "] Cpus_allowed_list:");
+    lists.push_back(lines.size() == 1 ? lines[0].substr(lines[0].find(':') + 1) : "?");
+  }
+  return lists;
+}
+
+TEST(CohortrunTest, BindsEachRankToOneProcessorRoundRobinUnlessToldNot) {
+  const std::vector<int> cpus = allowedCpus();
+  ASSERT_FALSE(cpus.empty());
+  const std::string script = "grep Cpus_allowed_list /proc/self/status";
+  const int n = static_cast<int>(cpus.size()) + 1;  // one more rank than processors
+  {
+    Cohortrun job({"-n", std::to_string(n), "--", "/bin/sh", "-c", script});
+    const RunResult r = job.finish();
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto lists = allowedLists(r, n);
+    for (int rank = 0; rank < n; ++rank) {
+      EXPECT_EQ(lists[rank], "\t" + std::to_string(cpus[rank % cpus.size()])) << r.out;
+    }
+  }
+  {
+    Cohortrun job({"-n", "2", "--bind-to", "none", "--", "/bin/sh", "-c", script});
+    const RunResult r = job.finish();
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    std::string own;
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("Cpus_allowed_list:", 0) == 0) own = line.substr(line.find(':') + 1);
+    }
+    for (const auto& list : allowedLists(r, 2)) EXPECT_EQ(list, own) << r.out;
+  }
+  Cohortrun bad({"-n", "2", "--bind-to", "socket", "--", "true"});
+  const RunResult r = bad.finish();
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_CONTAINS(r.err, "--bind-to: socket not in {core,none}");
 }
 
 TEST(CohortrunTest, AnUnknownOptionIsExit2) {

@@ -57,6 +57,26 @@ TEST(LaunchPlanTest, OneMachine) {
   EXPECT_TRUE(plan.ranktablePath.empty());
 }
 
+TEST(LaunchPlanTest, CoresAreDealtRoundRobinByLocalRank) {
+  LaunchPlan plan;
+  ASSERT_OK(makeLaunchPlan(counts(5), &plan));
+  bindToCores({3, 5}, &plan);
+  const std::vector<std::vector<int>> roundRobin = {{3}, {5}, {3}, {5}, {3}};
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(plan.ranks[i].cpus, roundRobin[i]) << i;
+  // Fewer ranks than processors: consecutive shares, the first ones larger.
+  ASSERT_OK(makeLaunchPlan(counts(3), &plan));
+  bindToCores({0, 1, 2, 3, 4, 5, 6, 7}, &plan);
+  const std::vector<std::vector<int>> shares = {{0, 1, 2}, {3, 4, 5}, {6, 7}};
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(plan.ranks[i].cpus, shares[i]) << i;
+  LaunchOptions unbound = counts(2);
+  unbound.bindCores = false;
+  ASSERT_OK(makeLaunchPlan(unbound, &plan));
+  for (const RankSlot& slot : plan.ranks) EXPECT_TRUE(slot.cpus.empty());
+  // By default the ranks are bound to the processors this process may use.
+  ASSERT_OK(makeLaunchPlan(counts(1), &plan));
+  EXPECT_EQ(plan.ranks[0].cpus, allowedCpus());
+}
+
 TEST(LaunchPlanTest, OneNodeOfSeveral) {
   LaunchOptions o = counts(4);
   o.nnodes = 3;

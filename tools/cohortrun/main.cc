@@ -42,6 +42,11 @@ void addOptions(CLI::App* app, cohort::launcher::LaunchOptions* o) {
       ->capture_default_str();
   app->add_option("--timeout", o->timeoutS, "Stop a job running longer (seconds, 0 = never)")
       ->check(CLI::Range(0.0, 1e7));
+  app->add_option_function<std::string>(
+         "--bind-to", [o](const std::string& v) { o->bindCores = v == "core"; },
+         "core (default): local rank i runs on the i-th processor cohortrun may use (round "
+         "robin when there are more ranks); none: the scheduler places them")
+      ->check(CLI::IsMember({"core", "none"}));
 }
 
 }  // namespace
