@@ -31,10 +31,14 @@ WaitPolicy WaitPolicy::idleFromConfig() {
   return p;
 }
 
+bool moreThanProcessors(int threads) {
+  static const long processors = sysconf(_SC_NPROCESSORS_ONLN);
+  return processors > 0 && threads > processors;
+}
+
 WaitPolicy WaitPolicy::forPeersFromConfig(int peers) {
   WaitPolicy p = fromConfig();
-  static const long processors = sysconf(_SC_NPROCESSORS_ONLN);
-  if (processors > 0 && peers > processors) p.spinNs = 0;
+  if (moreThanProcessors(peers)) p.spinNs = 0;
   return p;
 }
 

@@ -51,6 +51,10 @@ struct WaitPolicy {
   static WaitPolicy forPeersFromConfig(int peers);
 };
 
+/// Whether `threads` busy threads or processes are more than this machine's
+/// online processors (then some of them are always waiting for a processor).
+bool moreThanProcessors(int threads);
+
 /// Futex calls on a 32-bit word (shared, so they work across processes).
 void futexWait(std::atomic<std::uint32_t>* word, std::uint32_t expected, Deadline deadline);
 void futexWakeAll(std::atomic<std::uint32_t>* word);
