@@ -108,6 +108,7 @@ class Communicator::Impl {
   bool inlineSmall_ = false;  // set at connect: every peer is another process
   mutable std::mutex errorMu_;
   Status asyncError_;
+  std::atomic<bool> asyncFailed_{false};  // asyncError_ is set (read without the lock)
 
   friend class Communicator;
 };

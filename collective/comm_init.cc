@@ -226,13 +226,17 @@ Status Communicator::Impl::split(int color, int key, std::unique_ptr<Impl>* out)
 void Communicator::Impl::abort() { aborted_.store(true); }
 
 Status Communicator::Impl::asyncError() const {
+  if (!asyncFailed_.load(std::memory_order_acquire)) return Status::Ok();
   std::lock_guard<std::mutex> lock(errorMu_);
   return asyncError_;
 }
 
 void Communicator::Impl::setAsyncError(const Status& s) {
   std::lock_guard<std::mutex> lock(errorMu_);
-  if (asyncError_.ok()) asyncError_ = s;
+  if (asyncError_.ok() && !s.ok()) {
+    asyncError_ = s;
+    asyncFailed_.store(true, std::memory_order_release);
+  }
 }
 
 // The caller's stream waits for the operation's completion event under a

@@ -140,8 +140,7 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   if (runsInline(op, stream, enqueued, completed)) {
     // Nothing is pending on either stream: the result is there when this
     // returns, with no thread hand-off (what a small call costs otherwise).
-    const std::uint64_t historyId = history_->queued(op);
-    Status s = runOp(op, historyId);
+    Status s = runOp(op, history_->reserve());
     if (!s.ok()) setAsyncError(s);
     return s;
   }

@@ -199,7 +199,7 @@ OpRecord& OpHistory::slotFor(std::uint64_t id, const OpDesc& op, OpRecord::Time 
 std::uint64_t OpHistory::queued(const OpDesc& op) {
   const auto now = system_clock::now();
   std::lock_guard<std::mutex> lock(mu_);
-  const std::uint64_t id = nextId_++;
+  const std::uint64_t id = reserve();
   slotFor(id, op, now);
   return id;
 }

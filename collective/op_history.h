@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -55,6 +56,9 @@ class OpHistory {
 
   /// Records a queued operation; returns its id for the calls below.
   std::uint64_t queued(const OpDesc& op);
+  /// An id for an operation that starts at once (no queued record: started()
+  /// makes it), without taking the lock.
+  std::uint64_t reserve() { return nextId_.fetch_add(1, std::memory_order_relaxed); }
   void started(std::uint64_t id, const OpDesc& op, const std::string& algorithm);
   /// What the running operation waits for now ("... (ring round 3): waiting for rank 1").
   void waiting(std::uint64_t id, std::string what);
@@ -84,7 +88,7 @@ class OpHistory {
   const std::size_t capacity_;
   mutable std::mutex mu_;
   std::vector<OpRecord> records_;  // in no particular order; at most capacity_
-  std::uint64_t nextId_ = 1;
+  std::atomic<std::uint64_t> nextId_{1};
 };
 
 /// Records what this thread's running operation waits for. Cheap to skip: callers

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -34,10 +35,12 @@ constexpr std::uint32_t kStateReady = 2;
 
 std::uint64_t ownerPid(std::uint64_t owner) { return owner & 0xffffffffu; }
 
-std::int64_t unixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+// The clock ticks of the kernel (a few ms apart) without a full clock reading:
+// noted on every operation.
+std::int64_t coarseUnixMs() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
 template <std::size_t N>
@@ -319,7 +322,7 @@ void NodeRegistry::noteOp(Slot* slot, std::uint64_t seq, const char* opName) {
   slot->opVersion.store(v + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   if (seq != 0) slot->lastSeq.store(seq, std::memory_order_relaxed);
-  slot->lastOpMs.store(unixMs(), std::memory_order_relaxed);
+  slot->lastOpMs.store(coarseUnixMs(), std::memory_order_relaxed);
   storeText(slot->lastOp, opName);
   slot->opVersion.store(v + 2, std::memory_order_release);
 }
