@@ -2,6 +2,8 @@
 // environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, COHORT_*):
 //   fault_worker loop BYTES      allreduce BYTES in place until an error
 //   fault_worker mismatch        one allreduce; the last rank passes a larger count
+//   fault_worker mismatch-type   one small allreduce (400 bytes); the last rank
+//                                passes int32 where the others pass float (same bytes)
 //   fault_worker oom             a reduce-scatter from host memory (needs communicator
 //                                scratch: fails on a rank with a tiny device)
 //   fault_worker table PATH RANK join from a rank table, one allreduce
@@ -70,17 +72,21 @@ int loop(Communicator& comm, std::size_t bytes) {
   }
 }
 
-// The buffer holds count + kGuard floats: nothing may change, neither the data
-// (the check comes before any data moves) nor the guard after it.
-int mismatch(Communicator& comm) {
-  constexpr std::size_t kCount = 1 << 20, kExtra = 256, kGuard = 1024;
-  const std::size_t count = comm.rank() == comm.size() - 1 ? kCount + kExtra : kCount;
+// The buffer holds count + kGuard elements: nothing may change, neither the data
+// (the check comes before any data moves into it) nor the guard after it.
+// `sameBytes`: a small operation whose last rank differs in type only, so that
+// its messages have the sizes the others expect.
+int mismatch(Communicator& comm, bool sameBytes) {
+  const bool odd = comm.rank() == comm.size() - 1;
+  const std::size_t kCount = sameBytes ? 100 : 1 << 20, kExtra = sameBytes ? 0 : 256,
+                    kGuard = 1024;
+  const std::size_t count = odd ? kCount + kExtra : kCount;
+  const DataType type = odd && sameBytes ? DataType::kInt32 : DataType::kFloat32;
   const std::size_t total = kCount + kExtra + kGuard;
   void* buf = nullptr;
   if (!runtime::deviceMalloc(&buf, total * 4).ok()) return failed("deviceMalloc", lastError(), 3);
   std::memset(buf, 0x5A, total * 4);
-  const Status s =
-      sync(comm.allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum, nullptr));
+  const Status s = sync(comm.allReduce(buf, buf, count, type, ReduceOp::kSum, nullptr));
   const auto* bytes = static_cast<const unsigned char*>(buf);
   bool untouched = true;
   for (std::size_t i = 0; i < total * 4; ++i) untouched = untouched && bytes[i] == 0x5A;
@@ -157,9 +163,11 @@ int main(int argc, char** argv) {
   std::printf("rank %d: init OK\n", comm->rank());
   std::fflush(stdout);
   if (mode == "loop" && argc == 3) return loop(*comm, std::strtoull(argv[2], nullptr, 10));
-  if (mode == "mismatch") return mismatch(*comm);
+  if (mode == "mismatch") return mismatch(*comm, false);
+  if (mode == "mismatch-type") return mismatch(*comm, true);
   if (mode == "oom") return oom(*comm);
   if (mode == "table") return once(*comm);
-  std::printf("usage: fault_worker loop BYTES | mismatch | oom | table PATH RANK | skew\n");
+  std::printf(
+      "usage: fault_worker loop BYTES | mismatch | mismatch-type | oom | table PATH RANK | skew\n");
   return 2;
 }

@@ -148,6 +148,34 @@ TEST_P(StartFault, MismatchedCountsFailEveryRankAndWriteNothing) {
   EXPECT_EQ(job.leftBehind(), "");
 }
 
+// The same with 400 bytes, rank 2 passing int32 for float: the messages have the
+// sizes every rank expects, so only the argument check keeps the data out of the
+// buffers. The ranks that exchange arguments with rank 2 fail with the
+// difference; a rank that does not (recursive doubling over tcp pairs rank 2 with
+// rank 1 only) fails with a remote error whose explanation carries it.
+TEST_P(StartFault, MismatchedTypesOfTheSameSizeFailEveryRankAndWriteNothing) {
+  JobSpec spec;
+  spec.ranks = 3;
+  spec.args = {"mismatch-type"};
+  spec.transport = GetParam();
+  Job job(COHORT_FAULT_WORKER, spec);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(job.wait(r, 20s), 7) << job.log(r);
+    const std::string log = job.log(r), line = failureLine(log);
+    const int code = failureCode(line);
+    EXPECT_TRUE(code == kMismatch || (code == kRemoteError && has(line, "had failed first")))
+        << line;
+    if (r == 2) {
+      EXPECT_EQ(code, kMismatch) << line;
+    }
+    EXPECT_TRUE(has(line, "mismatched collective between rank ")) << line;
+    EXPECT_TRUE(has(line, "data type: int32 vs float") || has(line, "data type: float vs int32"))
+        << line;
+    EXPECT_TRUE(has(log, "buffer and guard untouched")) << log;
+  }
+  EXPECT_EQ(job.leftBehind(), "");
+}
+
 // Rank 1's device holds 1 MiB: the communicator's scratch for a 4 MiB
 // reduce-scatter from host memory cannot be allocated. Rank 1 fails with
 // kOutOfMemory naming its device; its peers fail naming rank 1.
