@@ -52,6 +52,7 @@ class Mesh {
   Status small(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   Status large(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   void work(const OpDesc& op, const Views& v);
+  bool streams(const OpDesc& op) const;
   Status hostFallback(const OpDesc& op, std::size_t inBytes, std::size_t outBytes,
                       const void** in, void** out);
 
