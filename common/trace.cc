@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -125,6 +126,8 @@ void flush() {
   if (r.dir.empty()) return;
   const int pid = static_cast<int>(::getpid());
   const std::string path = fmt::format("{}/cohort-trace-{}.json", r.dir, pid);
+  std::error_code ignored;  // a failure shows as the open's below
+  std::filesystem::create_directories(r.dir, ignored);
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) {
     std::fprintf(stderr, "cohort: COHORT_TRACE: cannot write %s\n", path.c_str());
