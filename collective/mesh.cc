@@ -43,9 +43,11 @@ constexpr std::uint64_t kLeft = ~std::uint64_t(0);
 
 }  // namespace
 
+// Kept by the mesh between operations so that a call allocates nothing.
 struct Mesh::Views {
   std::vector<const char*> in;
   std::vector<char*> out;
+  std::vector<const char*> staged;  // the members' staging slots (small())
 };
 
 Mesh::Mesh(transport::shm::ShmTransport* shm,
@@ -53,7 +55,7 @@ Mesh::Mesh(transport::shm::ShmTransport* shm,
            std::function<Status(std::size_t, void**)> scratch)
     : shm_(shm), members_(std::move(members)), me_(me), n_(static_cast<int>(members_.size())),
       scratch_(std::move(scratch)), waitPolicy_(WaitPolicy::forPeersFromConfig(n_)),
-      crowded_(moreThanProcessors(n_)) {}
+      crowded_(moreThanProcessors(n_)), views_(std::make_unique<Views>()) {}
 
 Mesh::~Mesh() { leave(); }
 
@@ -333,7 +335,7 @@ Status Mesh::large(const OpDesc& op, Deadline deadline, const std::atomic<bool>&
   void* out = op.output;
   if (op.coll == Coll::kBroadcast) in = out;  // one buffer
   COHORT_RETURN_IF_ERROR(hostFallback(op, inB, outB, &in, &out));
-  Views v;
+  Views& v = *views_;
   COHORT_RETURN_IF_ERROR(publish(op, in, out, deadline, aborted, &v));
   {
     trace::Span span("mesh", "work");
@@ -353,7 +355,7 @@ Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
   const void* in = op.input;
   void* out = op.output;
   COHORT_RETURN_IF_ERROR(hostFallback(op, bytes, bytes, &in, &out));
-  Views v;
+  Views& v = *views_;
   COHORT_RETURN_IF_ERROR(publish(op, in, out, deadline, aborted, &v));
   OpDesc local = op;
   if (local.op == ReduceOp::kAvg) local.op = ReduceOp::kSum;  // divided by the world size below
@@ -389,9 +391,10 @@ Status Mesh::small(const OpDesc& op, Deadline deadline, const std::atomic<bool>&
   if (src != nullptr && (op.coll != Coll::kBroadcast || me_ == op.root)) {
     std::memcpy(mine, src, op.inputBytes(n_));
   }
-  Views v;
+  Views& v = *views_;
   COHORT_RETURN_IF_ERROR(publish(op, nullptr, nullptr, deadline, aborted, &v));
-  std::vector<const char*> staged(static_cast<std::size_t>(n_));
+  std::vector<const char*>& staged = v.staged;
+  staged.resize(static_cast<std::size_t>(n_));
   for (std::size_t j = 0; j < staged.size(); ++j) {
     staged[j] = reinterpret_cast<const char*>(members_[j]->block->staging[slot]);
   }
@@ -429,7 +432,7 @@ Status Mesh::run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& a
   const std::size_t e = dataTypeSize(op.type);
   const std::size_t b = op.count * e;
   if (op.coll == Coll::kBarrier) {
-    Views v;
+    Views& v = *views_;
     return publish(op, nullptr, nullptr, deadline, aborted, &v);
   }
   (void)b;

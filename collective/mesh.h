@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,7 @@ class Mesh {
   std::function<Status(std::size_t, void**)> scratch_;
   const WaitPolicy waitPolicy_;  // no spin stage with more members than processors
   const bool crowded_;           // more members than processors
+  std::unique_ptr<Views> views_;  // reused by every operation
   std::uint64_t barriers_ = 0;  // barriers passed by this group so far
   // Calls so far (every rank of the group makes the same ones): consecutive calls
   // alternate between two operation slots, so a rank that runs ahead into the
