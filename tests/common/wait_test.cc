@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -21,6 +22,42 @@ TEST(WaitWordTest, WakesWaitersInEveryStage) {
     EXPECT_TRUE(word.waitUntil([&] { return flag.load(); }, Deadline::after(std::chrono::seconds(10))));
     notifier.join();
   }
+}
+
+// The explicit-policy form wakes in every stage too: no spin stage (a node with
+// more ranks than processors) and the idle workers' short yield stage.
+TEST(WaitWordTest, PoliciesWithoutSpinOrWithAShortYieldStillWake) {
+  const WaitPolicy noSpin{0, 1000000};
+  const WaitPolicy idle = WaitPolicy::idleFromConfig();
+  for (const WaitPolicy& policy : {noSpin, idle}) {
+    for (int delayUs : {0, 30, 3000}) {
+      WaitWord word;
+      std::atomic<bool> flag{false};
+      std::thread notifier([&] {
+        std::this_thread::sleep_for(std::chrono::microseconds(delayUs));
+        flag = true;
+        word.notifyAll();
+      });
+      EXPECT_TRUE(word.waitUntil([&] { return flag.load(); },
+                                 Deadline::after(std::chrono::seconds(10)), policy));
+      notifier.join();
+    }
+  }
+}
+
+TEST(WaitPolicyTest, IdleAndCrowdedForms) {
+  const WaitPolicy base = WaitPolicy::fromConfig();
+  const WaitPolicy idle = WaitPolicy::idleFromConfig();
+  EXPECT_EQ(idle.spinNs, base.spinNs);
+  EXPECT_EQ(idle.yieldNs, std::min(base.yieldNs, WaitPolicy::kIdleYieldNs));
+  const int processors = static_cast<int>(std::thread::hardware_concurrency());
+  ASSERT_GT(processors, 0);
+  EXPECT_FALSE(moreThanProcessors(1));
+  EXPECT_FALSE(moreThanProcessors(processors));
+  EXPECT_TRUE(moreThanProcessors(processors + 1));
+  EXPECT_EQ(WaitPolicy::forPeersFromConfig(processors).spinNs, base.spinNs);
+  EXPECT_EQ(WaitPolicy::forPeersFromConfig(processors + 1).spinNs, 0);
+  EXPECT_EQ(WaitPolicy::forPeersFromConfig(processors + 1).yieldNs, base.yieldNs);
 }
 
 TEST(WaitWordTest, DeadlineExpires) {
