@@ -1,10 +1,7 @@
 // Collectives between real processes over shm and over tcp, and a rank killed
 // mid-operation: every survivor reports the dead rank promptly.
 #include <gtest/gtest.h>
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>

@@ -9,19 +9,27 @@
 namespace cohort {
 namespace {
 
+// Whether a waiter wakes when another thread sets its flag after `delayUs`:
+// with the default policy (`policy` null) or the given one.
+bool wakesAfter(int delayUs, const WaitPolicy* policy) {
+  WaitWord word;
+  std::atomic<bool> flag{false};
+  std::thread notifier([&] {
+    std::this_thread::sleep_for(std::chrono::microseconds(delayUs));
+    flag = true;
+    word.notifyAll();
+  });
+  auto ready = [&] { return flag.load(); };
+  const Deadline deadline = Deadline::after(std::chrono::seconds(10));
+  const bool woke =
+      policy == nullptr ? word.waitUntil(ready, deadline) : word.waitUntil(ready, deadline, *policy);
+  notifier.join();
+  return woke;
+}
+
 TEST(WaitWordTest, WakesWaitersInEveryStage) {
   // Delays that land in the spin, yield and futex stages of the wait.
-  for (int delayUs : {0, 100, 5000}) {
-    WaitWord word;
-    std::atomic<bool> flag{false};
-    std::thread notifier([&] {
-      std::this_thread::sleep_for(std::chrono::microseconds(delayUs));
-      flag = true;
-      word.notifyAll();
-    });
-    EXPECT_TRUE(word.waitUntil([&] { return flag.load(); }, Deadline::after(std::chrono::seconds(10))));
-    notifier.join();
-  }
+  for (int delayUs : {0, 100, 5000}) EXPECT_TRUE(wakesAfter(delayUs, nullptr)) << delayUs;
 }
 
 // The explicit-policy form wakes in every stage too: no spin stage (a node with
@@ -30,18 +38,7 @@ TEST(WaitWordTest, PoliciesWithoutSpinOrWithAShortYieldStillWake) {
   const WaitPolicy noSpin{0, 1000000};
   const WaitPolicy idle = WaitPolicy::idleFromConfig();
   for (const WaitPolicy& policy : {noSpin, idle}) {
-    for (int delayUs : {0, 30, 3000}) {
-      WaitWord word;
-      std::atomic<bool> flag{false};
-      std::thread notifier([&] {
-        std::this_thread::sleep_for(std::chrono::microseconds(delayUs));
-        flag = true;
-        word.notifyAll();
-      });
-      EXPECT_TRUE(word.waitUntil([&] { return flag.load(); },
-                                 Deadline::after(std::chrono::seconds(10)), policy));
-      notifier.join();
-    }
+    for (int delayUs : {0, 30, 3000}) EXPECT_TRUE(wakesAfter(delayUs, &policy)) << delayUs;
   }
 }
 

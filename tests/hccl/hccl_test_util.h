@@ -3,10 +3,7 @@
 // assertion on an HcclResult plus the message the layer recorded.
 #pragma once
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cohortrun_harness.h"
+#include "free_port.h"
 #include "launcher/launch_plan.h"
 #include "test_util.h"
 #include "transport/root_info.h"
@@ -143,7 +144,7 @@ TEST(CohortrunTest, AnUnknownOptionIsExit2) {
 
 TEST(CohortrunTest, SeveralNodesShareOneStoreAtTheMaster) {
   const std::string marker = uniqueMarker("nodes");
-  const std::string master = "127.0.0.1:" + std::to_string(freeLoopbackPort());
+  const std::string master = "127.0.0.1:" + std::to_string(::cohort::test::freePort());
   const std::vector<std::string> env = {"COHORT_JOB_TOKEN=launcher-test-secret"};
   Cohortrun node0(rankJob({"-n", "2", "--nnodes", "2", "--node-rank", "0", "--master", master},
                           marker, {"*=store"}),
@@ -166,7 +167,7 @@ TEST(CohortrunTest, SeveralNodesShareOneStoreAtTheMaster) {
 
 TEST(CohortrunTest, TheServingNodeWaitsUntilTheOtherNodesAreDone) {
   const std::string marker = uniqueMarker("linger");
-  const std::string master = "127.0.0.1:" + std::to_string(freeLoopbackPort());
+  const std::string master = "127.0.0.1:" + std::to_string(::cohort::test::freePort());
   const auto node = [&](const char* rank, const char* spec) {
     return rankJob({"-n", "2", "--nnodes", "2", "--node-rank", rank, "--master", master}, marker,
                    {spec});
@@ -184,7 +185,7 @@ TEST(CohortrunTest, TheServingNodeWaitsUntilTheOtherNodesAreDone) {
 
 TEST(CohortrunTest, TheServingNodeHearsAnotherNodesFailure) {
   const std::string marker = uniqueMarker("nodefail");
-  const std::string master = "127.0.0.1:" + std::to_string(freeLoopbackPort());
+  const std::string master = "127.0.0.1:" + std::to_string(::cohort::test::freePort());
   Cohortrun node0(rankJob({"-n", "2", "--nnodes", "2", "--node-rank", "0", "--master", master},
                           marker, {"*=print"}));
   Cohortrun node1(rankJob({"-n", "2", "--nnodes", "2", "--node-rank", "1", "--master", master},
@@ -200,7 +201,7 @@ TEST(CohortrunTest, TheServingNodeHearsAnotherNodesFailure) {
 
 TEST(CohortrunTest, AServingNodeWaitingForOthersCanBeInterrupted) {
   const std::string marker = uniqueMarker("waitint");
-  const std::string master = "127.0.0.1:" + std::to_string(freeLoopbackPort());
+  const std::string master = "127.0.0.1:" + std::to_string(::cohort::test::freePort());
   Cohortrun node0(rankJob({"-n", "2", "--nnodes", "2", "--node-rank", "0", "--master", master},
                           marker, {"*=exit:0:0"}));  // node 1 never comes
   ASSERT_TRUE(node0.waitReadyThenSignal(2, 0));

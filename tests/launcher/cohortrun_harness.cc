@@ -2,14 +2,11 @@
 // process never blocks on one stream while cohortrun blocks on the other.
 #include "cohortrun_harness.h"
 
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -199,18 +196,6 @@ void expectNothingLeft(const std::string& marker, const RunResult& r) {
   for (pid_t pid : reportedPids(r.out)) {
     EXPECT_FALSE(isLiveJobProcess(pid, marker)) << "pid " << pid << " reported by a rank lives";
   }
-}
-
-int freeLoopbackPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
 }
 
 }  // namespace cohort::launcher::testing

@@ -60,8 +60,6 @@ bool isLiveJobProcess(pid_t pid, const std::string& marker);
 std::vector<pid_t> reportedPids(const std::string& output);
 /// Lines of `text` that start with `prefix`.
 std::vector<std::string> linesStartingWith(const std::string& text, const std::string& prefix);
-/// A TCP port on 127.0.0.1 that was free a moment ago.
-int freeLoopbackPort();
 
 /// Whether `part` occurs in `text`.
 inline bool contains(const std::string& text, const std::string& part) {

@@ -1,10 +1,7 @@
 #include "perf/perf_job.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -120,7 +117,7 @@ std::string JobResult::allErrors() const {
 JobResult runRanks(const std::string& program, int nranks, const std::vector<std::string>& args,
                    const std::map<std::string, std::string>& extraEnv, int timeoutS) {
   const std::string dir = makeTempDir();
-  const std::string port = std::to_string(freePort());
+  const std::string port = std::to_string(::cohort::test::freePort());
   std::vector<std::string> argv = {program};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<Child> children;
@@ -144,8 +141,6 @@ JobResult runShell(const std::string& command, int timeoutS) {
   rmdir(dir.c_str());
   return r;
 }
-
-int freePort() { return cohort::test::freePort(); }
 
 std::vector<std::string> splitLines(const std::string& text) {
   std::vector<std::string> lines;

@@ -30,9 +30,6 @@ JobResult runRanks(const std::string& program, int nranks, const std::vector<std
 /// Runs `/bin/sh -c command`, capturing stdout and stderr.
 JobResult runShell(const std::string& command, int timeoutS = 90);
 
-/// A TCP port on 127.0.0.1 that was free a moment ago.
-int freePort();
-
 /// The lines of `text` (without the newlines).
 std::vector<std::string> splitLines(const std::string& text);
 

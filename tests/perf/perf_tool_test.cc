@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 
+#include "free_port.h"
 #include "perf/perf_format.h"
 #include "perf/perf_job.h"
 
@@ -241,7 +242,7 @@ TEST(PerfTool, UnderMpirun) {
   const std::string command =
       "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 /usr/bin/mpirun -np 2 "
       "--oversubscribe --bind-to none -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=" +
-      std::to_string(freePort()) + " " + COHORT_PERF_BIN + " allreduce -b 1K -e 4K";
+      std::to_string(::cohort::test::freePort()) + " " + COHORT_PERF_BIN + " allreduce -b 1K -e 4K";
   const JobResult job = runShell(command);
   ASSERT_EQ(job.exitCode(), 0) << job.allErrors() << job.out[0];
   const ParsedOutput out = parsePerfOutput(job.out[0]);

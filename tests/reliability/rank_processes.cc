@@ -1,12 +1,9 @@
 #include "rank_processes.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +14,8 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "free_port.h"
 
 extern char** environ;
 
@@ -94,21 +93,6 @@ int decodeStatus(int status) {
 
 }  // namespace
 
-int freeLoopbackPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
 int failureCode(const std::string& log) {
   const auto at = log.find("FAILED code=");
   return at == std::string::npos ? -1 : std::atoi(log.c_str() + at + 12);
@@ -127,7 +111,7 @@ double secondsSince(const RankProcess& p, Clock::time_point since) {
   return Seconds(p.exitedAt - since).count();
 }
 
-Job::Job(const std::string& worker, JobSpec spec) : port_(freeLoopbackPort()) {
+Job::Job(const std::string& worker, JobSpec spec) : port_(::cohort::test::freePort()) {
   for (int r = 0; r < spec.ranks; ++r) {
     RankProcess p;
     p.rank = r;

@@ -68,9 +68,6 @@ class Job {
   int port_ = 0;
 };
 
-/// A TCP port on 127.0.0.1 that was free a moment ago.
-int freeLoopbackPort();
-
 /// The code N of a worker's "FAILED code=N" line, or -1.
 int failureCode(const std::string& log);
 /// A worker's "FAILED" line, or "".
