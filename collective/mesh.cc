@@ -85,7 +85,9 @@ Status Mesh::barrier(const OpDesc& op, const char* phase, Deadline deadline,
   auto ready = [&] { return lead->shared.load(std::memory_order_acquire) >= target; };
   // A peer on another processor is usually a few hundred nanoseconds away: look
   // for it before reading any clock (the waits below take two readings).
-  for (int i = 0; i < kQuickLooks && !crowded_ && !ready(); ++i) _mm_pause();
+  if (!crowded_) {
+    for (int i = 0; i < kQuickLooks && !ready(); ++i) _mm_pause();
+  }
   if (ready()) return Status::Ok();
   for (;;) {
     Deadline slice = Deadline::after(kLivenessEvery);
@@ -429,13 +431,7 @@ Status Mesh::small(const OpDesc& op, Deadline deadline, const std::atomic<bool>&
 
 Status Mesh::run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
   slot_ = calls_++ % 2;
-  const std::size_t e = dataTypeSize(op.type);
-  const std::size_t b = op.count * e;
-  if (op.coll == Coll::kBarrier) {
-    Views& v = *views_;
-    return publish(op, nullptr, nullptr, deadline, aborted, &v);
-  }
-  (void)b;
+  if (op.coll == Coll::kBarrier) return publish(op, nullptr, nullptr, deadline, aborted, views_.get());
   static_assert(kSmallBytes <= kStagingBytes, "staging slot too small");
   return staged(op) ? small(op, deadline, aborted) : large(op, deadline, aborted);
 }
