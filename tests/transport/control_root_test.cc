@@ -21,10 +21,24 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Holds 127.0.0.1:port open (or finds it already taken by someone else).
+// Holds 127.0.0.1:port open. The base port range lies inside the kernel's
+// ephemeral range, so another test's client socket may own a port for a
+// moment: the holder retries until it owns the port itself (held() says
+// whether it got there within five seconds).
 class PortHolder {
  public:
   explicit PortHolder(int port) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (!tryHold(port) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(10ms);
+  }
+  ~PortHolder() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  bool tryHold(int port) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     const int one = 1;  // as the server does: bind past TIME_WAIT left by earlier tests
     ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -32,17 +46,14 @@ class PortHolder {
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::listen(fd_, 1) != 0) {
-      ::close(fd_);
-      fd_ = -1;
-    }
-  }
-  ~PortHolder() {
-    if (fd_ >= 0) ::close(fd_);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+        ::listen(fd_, 1) == 0)
+      return true;
+    ::close(fd_);
+    fd_ = -1;
+    return false;
   }
 
- private:
   int fd_ = -1;
 };
 
@@ -91,6 +102,7 @@ TEST(ControlRootTest, TakenBasePortsMoveToTheNextThenToAnEphemeralPort) {
   const int base = Config::global().ifBasePort;
   {
     PortHolder taken(base);
+    ASSERT_TRUE(taken.held()) << base;
     RootInfo info;
     std::shared_ptr<TcpStoreServer> server;
     ASSERT_OK(createRoot(&info, &server));
@@ -98,7 +110,10 @@ TEST(ControlRootTest, TakenBasePortsMoveToTheNextThenToAnEphemeralPort) {
     EXPECT_LT(info.port, base + 32);
   }
   std::vector<std::unique_ptr<PortHolder>> taken;
-  for (int p = base; p < base + 32; ++p) taken.push_back(std::make_unique<PortHolder>(p));
+  for (int p = base; p < base + 32; ++p) {
+    taken.push_back(std::make_unique<PortHolder>(p));
+    ASSERT_TRUE(taken.back()->held()) << p;
+  }
   RootInfo info;
   std::shared_ptr<TcpStoreServer> server;
   ASSERT_OK(createRoot(&info, &server));
