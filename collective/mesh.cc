@@ -216,7 +216,9 @@ static std::size_t lastLevelCacheBytes() {
 // 4 MiB 6.1 -> 14.1.
 bool Mesh::streams(const OpDesc& op) const {
   static const std::size_t cache = lastLevelCacheBytes();
-  return (op.inputBytes(n_) + op.outputBytes(n_)) * static_cast<std::size_t>(n_) >= cache;
+  // A broadcast has one buffer per rank.
+  const std::size_t in = op.coll == Coll::kBroadcast ? 0 : op.inputBytes(n_);
+  return (in + op.outputBytes(n_)) * static_cast<std::size_t>(n_) >= cache;
 }
 
 static void copyOut(char* dst, const char* src, std::size_t bytes, bool streaming) {
@@ -292,9 +294,18 @@ void Mesh::work(const OpDesc& op, const Views& v) {
         copyOut(o + me * b, v.in[me], b, streaming);
       }
       break;
-    case Coll::kBroadcast:
-      if (me_ != op.root) std::memcpy(v.out[me], v.in[static_cast<std::size_t>(op.root)], b);
+    case Coll::kBroadcast: {
+      // Every rank (the root too) copies its block of the root's buffer into
+      // every other output: all ranks share the work, and the root's buffer
+      // is read once.
+      const Block mine = blockOf(op.count, n_, me_);
+      const char* src = v.in[static_cast<std::size_t>(op.root)] + mine.offset * e;
+      for (std::size_t j = 0; j < v.out.size(); ++j) {
+        if (static_cast<int>(j) == op.root) continue;
+        copyOut(v.out[j] + mine.offset * e, src, mine.count * e, streaming);
+      }
       break;
+    }
     case Coll::kGather:
       std::memmove(v.out[static_cast<std::size_t>(op.root)] + me * b, v.in[me], b);
       break;
