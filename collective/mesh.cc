@@ -24,15 +24,20 @@ using transport::shm::OpSlot;
 using transport::shm::SegmentRef;
 
 namespace {
-// The one-barrier staging path up to here. With more ranks than processors a
-// barrier costs processor hand-offs, so allgather, broadcast and reduce-scatter
-// (whose staged reads equal the direct path's; an allreduce's would grow with
-// the ranks) stage up to a whole slot. Measured at 64 KiB, GB/s direct ->
-// staged: 4 ranks on 2 processors allgather 3.3 -> 3.0, broadcast 2.0 -> 3.7,
-// reduce-scatter 1.4 -> 2.1; 8 ranks 1.9 -> 1.9, 1.0 -> 2.1, 0.7 -> 1.3; but
-// 2 ranks (a barrier is cheap, the staged copy is not) 7.2 -> 3.6, 18.8 -> 5.9,
-// 5.7 -> 3.6.
-constexpr std::size_t kSmallBytes = 16 << 10;
+// The one-barrier staging path while a rank reads at most this much from the
+// staging slots (half of it when it also reduces), on a node with at most one
+// rank per processor, and with more. Reading a peer's slot moves every line of
+// it from the peer's cache, while the direct path's benchmark loop writes
+// lines it already owns and reads inputs that stay shared; with more ranks
+// than processors a barrier costs processor hand-offs, so staging pays longer.
+// Measured (cohort-perf -n 50, time in us, staged -> direct, 3-5 interleaved
+// runs): 2 ranks allreduce 1 KiB 1.16 -> 1.27, 2 KiB 1.42 -> 1.29, 16 KiB
+// 14.3 -> 3.0; allgather 4 KiB 1.0 -> 1.3, 32 KiB 5.2 -> 2.4; broadcast 4 KiB
+// 1.1 -> 1.4, 8 KiB 1.8 -> 1.3; 4 ranks allreduce 4 KiB 7.9-9.1 -> 10.3-11.6,
+// 8 KiB 9.7-11.3 -> 10.8-11.7; allgather 64 KiB 33-41 -> 15-18; broadcast
+// 64 KiB 40-45 -> 12-13 (8 ranks: ties at 32 and 64 KiB).
+constexpr std::size_t kStagedBytes = 4 << 10;
+constexpr std::size_t kStagedCrowdedBytes = 16 << 10;
 constexpr std::size_t kChunkBytes = 32 << 10;  // reduction block kept in cache
 constexpr auto kLivenessEvery = std::chrono::milliseconds(200);
 constexpr std::int32_t kNoBuffer = -2;
@@ -443,21 +448,26 @@ Status Mesh::small(const OpDesc& op, Deadline deadline, const std::atomic<bool>&
 Status Mesh::run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
   slot_ = calls_++ % 2;
   if (op.coll == Coll::kBarrier) return publish(op, nullptr, nullptr, deadline, aborted, views_.get());
-  static_assert(kSmallBytes <= kStagingBytes, "staging slot too small");
+  static_assert(kStagedCrowdedBytes <= kStagingBytes, "staging slot too small");
   return staged(op) ? small(op, deadline, aborted) : large(op, deadline, aborted);
 }
 
 bool Mesh::staged(const OpDesc& op) const {
   const std::size_t b = op.count * dataTypeSize(op.type);
   const std::size_t n = static_cast<std::size_t>(n_);
-  const std::size_t wide = crowded_ ? kStagingBytes : kSmallBytes;
+  // What a rank reads from its peers' slots; an allreduce counts its size
+  // once (its direct path reads that much from its peers too).
+  std::size_t read = b * n;
+  bool reduces = false;
   switch (op.coll) {
-    case Coll::kAllReduce: return b <= kSmallBytes;
-    case Coll::kAllGather: case Coll::kBroadcast: return b <= wide;
-    case Coll::kReduceScatter: return b * n <= wide;
-    case Coll::kAllToAll: return b * n <= kSmallBytes;
+    case Coll::kAllReduce: read = b; reduces = true; break;
+    case Coll::kReduceScatter: reduces = true; break;
+    case Coll::kAllGather: case Coll::kAllToAll: break;
+    case Coll::kBroadcast: read = b; break;
     default: return false;
   }
+  const std::size_t limit = crowded_ ? kStagedCrowdedBytes : kStagedBytes;
+  return read <= (reduces ? limit / 2 : limit);
 }
 
 }  // namespace cohort::collective
