@@ -171,13 +171,18 @@ constexpr std::size_t kInlineScheduleBytes = 64 << 10;
 // 5.2 -> 9.5; broadcast 64 KiB 2 ranks 15.2 -> 19.3 (1 MiB and up: no
 // consistent gain, and a longer blocking call).
 constexpr std::size_t kInlineMeshBytes = 512 << 10;
+// With more ranks than processors every hand-off to the worker is a wait for
+// a processor: allreduce 1 MiB busbw GB/s, 3 interleaved runs, worker ->
+// inline: 4 ranks 7.1-9.2 -> 8.7-13.3, 8 ranks 1.7-2.5 -> 2.4-2.7 (4 MiB:
+// mixed).
+constexpr std::size_t kInlineMeshCrowdedBytes = 2 << 20;
 
 // A small operation runs on the calling thread when it would run at once
 // anyway: the caller's stream holds nothing unfinished but our own completed
 // operations, the communicator's stream is idle, the caller is on our device,
 // and every peer is another process (a thread driving several ranks must not
 // block in one of them): the mesh's staged path or a direct mesh operation of
-// at most kInlineMeshBytes, or a schedule of at most kInlineScheduleBytes in
+// at most kInlineMeshBytes (kInlineMeshCrowdedBytes), or a schedule of at most kInlineScheduleBytes in
 // and out.
 bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream,
                                     std::uint64_t enqueued, std::uint64_t completed) const {
@@ -198,7 +203,8 @@ bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream,
   if (!collective::selectAlgorithm(op, topo_, overrides_, &algo).ok()) return false;
   if (algo == collective::Algo::kMesh) {
     return mesh_ && (mesh_->staged(op) ||
-                     op.inputBytes(size) + op.outputBytes(size) <= kInlineMeshBytes);
+                     op.inputBytes(size) + op.outputBytes(size) <=
+                         (mesh_->crowded() ? kInlineMeshCrowdedBytes : kInlineMeshBytes));
   }
   // A schedule over the connections: latency-bound up to a few messages' worth.
   return algo != collective::Algo::kHierarchical &&

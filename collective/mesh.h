@@ -39,6 +39,8 @@ class Mesh {
   Status run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   /// Whether run() takes the staging path (a few KiB: one barrier, no mapping).
   bool staged(const OpDesc& op) const;
+  /// Whether the group has more members than this node has processors.
+  bool crowded() const { return crowded_; }
 
  private:
   struct Views;  // the peers' buffers of one op, mapped here
