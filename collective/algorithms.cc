@@ -156,21 +156,32 @@ Schedule recursiveDoublingAllReduce(int rank, int size, std::size_t count, std::
   Schedule s;
   s.algorithm = "recursive-doubling";
   const std::size_t bytes = count * elem;
-  if (!inPlace) s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, 0}, bytes));
+  // Out of place with a power-of-two size, the first exchange sends the input
+  // and the output is made when the partner's vector is added (so the first
+  // round writes nothing and can go with the argument check). A fold reads
+  // the output, which needs the copy first.
+  const bool copyFirst = !inPlace && (size == 1 || (size & (size - 1)) != 0);
+  if (copyFirst) s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, 0}, bytes));
   if (size == 1) return s;
   s.scratchBytes = bytes;
   const Fold f = foldExtraRanks(&s, rank, size, bytes);
   const int p = f.p, vr = f.vr;
   if (vr >= 0) {
-    bool pending = false;  // a partner's vector waits in scratch
+    bool copyLater = !inPlace && !copyFirst;
+    auto addPartner = [&](std::vector<Step>& round) {  // the vector waiting in scratch
+      if (copyLater) round.push_back(copy({Buf::kInput, 0}, {Buf::kOutput, 0}, bytes));
+      copyLater = false;
+      round.push_back(reduceLocal({Buf::kScratch, 0}, {Buf::kOutput, 0}, bytes));
+    };
+    bool pending = false;
     for (int mask = 1; mask < p; mask *= 2) {
       auto& round = s.round();
-      if (pending) round.push_back(reduceLocal({Buf::kScratch, 0}, {Buf::kOutput, 0}, bytes));
-      round.push_back(send(f.real(vr ^ mask), Buf::kOutput, 0, bytes));
+      if (pending) addPartner(round);
+      round.push_back(send(f.real(vr ^ mask), copyLater ? Buf::kInput : Buf::kOutput, 0, bytes));
       round.push_back(recv(f.real(vr ^ mask), Buf::kScratch, 0, bytes));
       pending = true;
     }
-    if (pending) s.round().push_back(reduceLocal({Buf::kScratch, 0}, {Buf::kOutput, 0}, bytes));
+    if (pending) addPartner(s.round());
   }
   unfoldExtraRanks(&s, rank, f.rem, bytes);
   return s;
@@ -181,13 +192,18 @@ Schedule halvingDoublingAllReduce(int rank, int size, std::size_t count, std::si
   Schedule s;
   s.algorithm = "halving-doubling";
   const std::size_t bytes = count * elem;
-  if (!inPlace) s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, 0}, bytes));
+  // Out of place with a power-of-two size, the first exchange reads the input
+  // and writes the output: no local copy comes first (so the first round can
+  // go with the argument check). A fold reads the output, which needs the copy.
+  const bool copyFirst = !inPlace && (size == 1 || (size & (size - 1)) != 0);
+  if (copyFirst) s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, 0}, bytes));
   if (size == 1) return s;
   const Fold f = foldExtraRanks(&s, rank, size, bytes);
   const int p = f.p, vr = f.vr;
   if (vr >= 0) {
     std::vector<std::pair<std::size_t, std::size_t>> kept;  // element ranges, outermost first
     std::size_t lo = 0, hi = count;
+    Buf from = inPlace || copyFirst ? Buf::kOutput : Buf::kInput;
     for (int mask = p / 2; mask >= 1; mask /= 2) {
       const int partner = f.real(vr ^ mask);
       const std::size_t mid = lo + (hi - lo) / 2;
@@ -195,9 +211,10 @@ Schedule halvingDoublingAllReduce(int rank, int size, std::size_t count, std::si
       const std::size_t keepLo = lower ? lo : mid, keepHi = lower ? mid : hi;
       const std::size_t giveLo = lower ? mid : lo, giveHi = lower ? hi : mid;
       auto& round = s.round();
-      round.push_back(send(partner, Buf::kOutput, giveLo * elem, (giveHi - giveLo) * elem));
-      round.push_back(recvReduce(partner, {Buf::kOutput, keepLo * elem},
-                                 {Buf::kOutput, keepLo * elem}, (keepHi - keepLo) * elem));
+      round.push_back(send(partner, from, giveLo * elem, (giveHi - giveLo) * elem));
+      round.push_back(recvReduce(partner, {from, keepLo * elem}, {Buf::kOutput, keepLo * elem},
+                                 (keepHi - keepLo) * elem));
+      from = Buf::kOutput;
       kept.emplace_back(lo, hi);
       lo = keepLo;
       hi = keepHi;

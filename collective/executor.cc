@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "collective/op_history.h"
@@ -27,39 +28,122 @@ char* atMut(const ExecBuffers& b, const Range& r) { return const_cast<char*>(at(
 
 namespace {
 
-// Exchanges fingerprints with every peer the schedule talks to.
-Status checkFingerprints(const Schedule& schedule, const std::vector<transport::Connection*>& conns,
-                         const OpDesc& op, int rank, Deadline deadline, const std::string& what,
-                         const transport::WaitControl& control) {
+// A first round whose receives come to at most this much travels with the
+// argument check: one round trip instead of two for small schedules (2 ranks
+// over tcp loopback, 1 KiB allreduce: 20.7 -> @@ us).
+constexpr std::size_t kFusedCheckBytes = 64 << 10;
+
+// The fingerprint exchange with every peer the schedule talks to.
+struct ArgumentCheck {
   std::vector<int> peers;
+  std::vector<transport::Connection*> conns;
+  std::array<std::uint64_t, 4> mine{};
+  std::vector<std::array<std::uint64_t, 4>> theirs;
+  std::vector<std::uint64_t> recvNumber;  // the connection's count once it arrived
+};
+
+Status postCheck(const Schedule& schedule, const std::vector<transport::Connection*>& conns,
+                 const OpDesc& op, ArgumentCheck* check) {
   for (const auto& round : schedule.rounds) {
     for (const Step& s : round) {
-      if (s.peer >= 0 && std::find(peers.begin(), peers.end(), s.peer) == peers.end()) {
-        peers.push_back(s.peer);
+      if (s.peer >= 0 && std::find(check->peers.begin(), check->peers.end(), s.peer) ==
+                             check->peers.end()) {
+        check->peers.push_back(s.peer);
       }
     }
   }
-  if (peers.empty()) return Status::Ok();
-  const std::array<std::uint64_t, 4> mine = op.fingerprint();
-  std::vector<std::array<std::uint64_t, 4>> theirs(peers.size());
-  std::vector<transport::Connection*> active;
-  for (std::size_t i = 0; i < peers.size(); ++i) {
-    transport::Connection* c = conns[static_cast<std::size_t>(peers[i])];
-    COHORT_RETURN_IF_ERROR(c->postSend(mine.data(), sizeof(mine)));
-    COHORT_RETURN_IF_ERROR(c->postRecv(theirs[i].data(), sizeof(mine)));
-    active.push_back(c);
+  check->mine = op.fingerprint();
+  check->theirs.resize(check->peers.size());
+  for (std::size_t i = 0; i < check->peers.size(); ++i) {
+    transport::Connection* c = conns[static_cast<std::size_t>(check->peers[i])];
+    COHORT_RETURN_IF_ERROR(c->postSend(check->mine.data(), sizeof(check->mine)));
+    COHORT_RETURN_IF_ERROR(c->postRecv(check->theirs[i].data(), sizeof(check->mine)));
+    check->conns.push_back(c);
+    check->recvNumber.push_back(c->recvsPosted());
   }
-  COHORT_RETURN_IF_ERROR(transport::waitIdle(active.data(), active.size(), deadline,
-                                             what + " (argument check)", control));
-  for (std::size_t i = 0; i < peers.size(); ++i) {
-    const std::string diff = fingerprintDiff(mine, theirs[i]);
+  return Status::Ok();
+}
+
+// The first difference among the fingerprints that have arrived.
+Status compareCheck(const ArgumentCheck& check, int rank, const std::string& what) {
+  for (std::size_t i = 0; i < check.peers.size(); ++i) {
+    if (check.conns[i]->recvsCompleted() < check.recvNumber[i]) continue;
+    const std::string diff = fingerprintDiff(check.mine, check.theirs[i]);
     if (!diff.empty()) {
       return makeError(ErrorCode::kMismatch,
                        "mismatched collective between rank {} and rank {}: {} (this rank: {})",
-                       rank, peers[i], diff, what);
+                       rank, check.peers[i], diff, what);
     }
   }
   return Status::Ok();
+}
+
+// Whether the first round can travel with the argument check: until the check
+// passes it must write nothing the caller sees, so its local steps may write
+// scratch only, and its receives (held aside, then applied) stay small.
+bool fusable(const Schedule& schedule) {
+  if (schedule.rounds.empty()) return false;
+  std::size_t received = 0;
+  for (const Step& s : schedule.rounds[0]) {
+    if (s.op == Step::Op::kCopy || s.op == Step::Op::kReduce) {
+      if (s.bytes > 0 && s.dst.buf != Buf::kScratch) return false;
+    } else if (s.op != Step::Op::kSend) {
+      received += s.bytes;
+    }
+  }
+  return received <= kFusedCheckBytes;
+}
+
+// Runs one round's local steps and posts its transfers. With `held`, receives
+// land there (in step order) instead of in their destinations.
+Status postRound(const std::vector<Step>& round, const ExecBuffers& buffers,
+                 const std::vector<transport::Connection*>& conns,
+                 const transport::Reduction& reduction, char* held,
+                 std::vector<transport::Connection*>* active) {
+  for (const Step& s : round) {
+    if (s.bytes == 0) continue;
+    if (s.op == Step::Op::kCopy) {
+      if (at(buffers, s.src) != at(buffers, s.dst)) {
+        std::memmove(atMut(buffers, s.dst), at(buffers, s.src), s.bytes);
+      }
+    } else if (s.op == Step::Op::kReduce) {
+      reduction.fn(atMut(buffers, s.dst), at(buffers, s.dst), at(buffers, s.src), s.bytes,
+                   reduction.context);
+    }
+  }
+  for (const Step& s : round) {
+    if (s.op == Step::Op::kCopy || s.op == Step::Op::kReduce) continue;
+    transport::Connection* c = conns[static_cast<std::size_t>(s.peer)];
+    Status st;
+    if (s.op == Step::Op::kSend) {
+      st = c->postSend(at(buffers, s.src), s.bytes);
+    } else if (held != nullptr) {
+      st = c->postRecv(held, s.bytes);
+      held += s.bytes;
+    } else if (s.op == Step::Op::kRecv) {
+      st = c->postRecv(atMut(buffers, s.dst), s.bytes);
+    } else {
+      st = c->postRecv(atMut(buffers, s.dst), s.bytes, &reduction, at(buffers, s.src));
+    }
+    COHORT_RETURN_IF_ERROR(st);
+    if (std::find(active->begin(), active->end(), c) == active->end()) active->push_back(c);
+  }
+  return Status::Ok();
+}
+
+// Moves the held receives of a round into their destinations.
+void applyHeld(const std::vector<Step>& round, const ExecBuffers& buffers,
+               const transport::Reduction& reduction, const char* held) {
+  for (const Step& s : round) {
+    if (s.op == Step::Op::kRecv) {
+      std::memcpy(atMut(buffers, s.dst), held, s.bytes);
+    } else if (s.op == Step::Op::kRecvReduce) {
+      reduction.fn(atMut(buffers, s.dst), at(buffers, s.src), held, s.bytes, reduction.context);
+    } else {
+      continue;
+    }
+    held += s.bytes;
+  }
 }
 
 }  // namespace
@@ -86,45 +170,56 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
       }
     }
   }
-  {
-    trace::Span span("algorithm", "fingerprint check");
-    COHORT_RETURN_IF_ERROR(checkFingerprints(schedule, conns, op, rank, deadline, what, control));
-  }
+  ArgumentCheck check;
+  COHORT_RETURN_IF_ERROR(postCheck(schedule, conns, op, &check));
+  std::size_t first = 0;
   std::vector<transport::Connection*> active;
-  for (std::size_t r = 0; r < schedule.rounds.size(); ++r) {
+  if (!check.conns.empty() && fusable(schedule)) {
+    // The first round goes with the check; its receives are held aside until
+    // every fingerprint has matched. A mismatch of sizes fails the transfers
+    // too, but each peer's fingerprint arrived before its data: it names the
+    // difference.
+    static thread_local std::vector<char> held;
+    std::size_t bytes = 0;
+    for (const Step& s : schedule.rounds[0]) {
+      if (s.op == Step::Op::kRecv || s.op == Step::Op::kRecvReduce) bytes += s.bytes;
+    }
+    if (held.size() < bytes) held.resize(bytes);
+    trace::Span span("algorithm", trace::enabled()
+                                      ? fmt::format("{} round 0 with the fingerprint check",
+                                                    schedule.algorithm)
+                                      : std::string());
+    active = check.conns;
+    Status st = postRound(schedule.rounds[0], buffers, conns, reduction, held.data(), &active);
+    if (!st.ok()) {
+      st = makeError(st.code(), "{} ({} round 0): {}", what, schedule.algorithm, st.message());
+    } else {
+      st = transport::waitIdle(active.data(), active.size(), deadline,
+                               fmt::format("{} ({} round 0, with the argument check)", what,
+                                           schedule.algorithm),
+                               control);
+    }
+    COHORT_RETURN_IF_ERROR(compareCheck(check, rank, what));
+    COHORT_RETURN_IF_ERROR(st);
+    applyHeld(schedule.rounds[0], buffers, reduction, held.data());
+    first = 1;
+  } else if (!check.conns.empty()) {
+    trace::Span span("algorithm", "fingerprint check");
+    COHORT_RETURN_IF_ERROR(transport::waitIdle(check.conns.data(), check.conns.size(), deadline,
+                                               what + " (argument check)", control));
+    COHORT_RETURN_IF_ERROR(compareCheck(check, rank, what));
+  }
+  for (std::size_t r = first; r < schedule.rounds.size(); ++r) {
     active.clear();
     const auto& round = schedule.rounds[r];
     trace::Span span("algorithm", trace::enabled() ? fmt::format("{} round {}", schedule.algorithm, r)
                                                    : std::string());
-    for (const Step& s : round) {
-      if (s.bytes == 0) continue;
-      if (s.op == Step::Op::kCopy) {
-        if (at(buffers, s.src) != at(buffers, s.dst)) {
-          std::memmove(atMut(buffers, s.dst), at(buffers, s.src), s.bytes);
-        }
-      } else if (s.op == Step::Op::kReduce) {
-        reduction.fn(atMut(buffers, s.dst), at(buffers, s.dst), at(buffers, s.src), s.bytes,
-                     reduction.context);
-      }
-    }
-    for (const Step& s : round) {
-      if (s.op == Step::Op::kCopy || s.op == Step::Op::kReduce) continue;
-      transport::Connection* c = conns[static_cast<std::size_t>(s.peer)];
-      Status st;
-      if (s.op == Step::Op::kSend) {
-        st = c->postSend(at(buffers, s.src), s.bytes);
-      } else if (s.op == Step::Op::kRecv) {
-        st = c->postRecv(atMut(buffers, s.dst), s.bytes);
-      } else {
-        st = c->postRecv(atMut(buffers, s.dst), s.bytes, &reduction, at(buffers, s.src));
-      }
-      if (!st.ok()) return makeError(st.code(), "{} ({} round {}): {}", what, schedule.algorithm, r, st.message());
-      if (std::find(active.begin(), active.end(), c) == active.end()) active.push_back(c);
-    }
+    Status st = postRound(round, buffers, conns, reduction, nullptr, &active);
+    if (!st.ok()) return makeError(st.code(), "{} ({} round {}): {}", what, schedule.algorithm, r, st.message());
     if (active.empty()) continue;
-    Status st = transport::waitIdle(active.data(), active.size(), deadline,
-                                    fmt::format("{} ({} round {})", what, schedule.algorithm, r),
-                                    control);
+    st = transport::waitIdle(active.data(), active.size(), deadline,
+                             fmt::format("{} ({} round {})", what, schedule.algorithm, r),
+                             control);
     if (!st.ok()) return st;
   }
   return Status::Ok();

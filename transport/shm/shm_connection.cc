@@ -127,17 +127,21 @@ Status ShmConnection::deliver(const MessageDesc& desc, const Recv& r) {
 
 Status ShmConnection::progress() {
   if (!error_.ok()) return error_;
-  // A size mismatch stops everything at once; a peer that closed is an error
-  // only for what is still pending after whatever it did consume and send.
-  const std::uint32_t theirs = in_->error.load(std::memory_order_acquire);
-  const std::uint32_t mine = out_->error.load(std::memory_order_acquire);
-  if (theirs == kRingMismatch || mine == kRingMismatch) return checkRings();
-  publishSends();
-  const std::uint64_t consumed = out_->consumed.load(std::memory_order_acquire);
-  while (sendsCompleted_ < consumed) {
-    if (sends_.front().bounce != nullptr) (void)runtime::hostFree(sends_.front().bounce);
-    sends_.pop_front();
-    ++sendsCompleted_;
+  // A size mismatch stops everything at once, but when the peer's receive
+  // found it, the messages that arrived before are delivered first (a
+  // collective's argument check among them explains it). A peer that closed is
+  // an error only for what is still pending after whatever it did consume and
+  // send.
+  if (in_->error.load(std::memory_order_acquire) == kRingMismatch) return checkRings();
+  const bool peerFoundMismatch = out_->error.load(std::memory_order_acquire) == kRingMismatch;
+  if (!peerFoundMismatch) {
+    publishSends();
+    const std::uint64_t consumed = out_->consumed.load(std::memory_order_acquire);
+    while (sendsCompleted_ < consumed) {
+      if (sends_.front().bounce != nullptr) (void)runtime::hostFree(sends_.front().bounce);
+      sends_.pop_front();
+      ++sendsCompleted_;
+    }
   }
   bool delivered = false;
   while (recvsCompleted_ < recvsPosted_ &&
@@ -148,6 +152,7 @@ Status ShmConnection::progress() {
     delivered = true;
   }
   if (delivered) peer_.block->wake.notifyAll();
+  if (peerFoundMismatch) return checkRings();
   if (idle()) return Status::Ok();
   COHORT_RETURN_IF_ERROR(checkRings());
   return checkAlive();

@@ -95,17 +95,19 @@ Status TcpConnection::postRecv(void* dst, std::size_t bytes, const Reduction* re
 
 Status TcpConnection::progress() {
   if (!error_.ok()) return error_;
+  Status sent;
   for (auto& s : streams_) {
-    Status st = s->pumpSend();
-    if (!st.ok()) return fail(st);
+    sent = s->pumpSend();
+    if (!sent.ok()) break;
   }
+  // Even after a failure, what the peer sent before it is read and counted
+  // (the kernel keeps it past a reset): a collective's argument check among it
+  // explains the failure better than the transport can.
   Status st = receiveFrames();
-  if (!st.ok()) return fail(st);
-  for (std::size_t i = 1; i < streams_.size(); ++i) {
-    st = streams_[i]->pumpRecv();
-    if (!st.ok()) return fail(st);
-  }
+  for (std::size_t i = 1; i < streams_.size() && st.ok(); ++i) st = streams_[i]->pumpRecv();
   retire();
+  if (!sent.ok()) return fail(sent);
+  if (!st.ok()) return fail(st);
   updateInterest();
   return Status::Ok();
 }
