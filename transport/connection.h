@@ -84,6 +84,10 @@ struct WaitControl {
   /// Called on the waiting thread when the wait has lasted 200 ms, then every
   /// second, with `what` and the peer(s) still pending (for hang reports).
   std::function<void(const std::string& what, const std::string& pending)> onSlow;
+  /// Asked whenever an operation completes: once it returns true, the wait
+  /// returns Ok at once with operations still pending (the caller then fails
+  /// the step: say, a collective whose peer's arguments arrived and differ).
+  std::function<bool()> stopEarly;
 };
 
 /// Posts nothing; drives `conns` until all are idle, spinning, then yielding, then

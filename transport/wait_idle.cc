@@ -162,6 +162,7 @@ Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
     const auto now = Clock::now();
     const std::uint64_t done = completions(conns, count);
     if (done != seen) {
+      if (control.stopEarly && control.stopEarly()) return Status::Ok();
       seen = done;
       stageStart = now;
       sleeping = false;

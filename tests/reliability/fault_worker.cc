@@ -2,6 +2,7 @@
 // environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, COHORT_*):
 //   fault_worker loop BYTES      allreduce BYTES in place until an error
 //   fault_worker mismatch        one allreduce; the last rank passes a larger count
+//   fault_worker mismatch-small  the same with 400 bytes (164 elements on the last rank)
 //   fault_worker mismatch-type   one small allreduce (400 bytes); the last rank
 //                                passes int32 where the others pass float (same bytes)
 //   fault_worker oom             a reduce-scatter from host memory (needs communicator
@@ -74,11 +75,12 @@ int loop(Communicator& comm, std::size_t bytes) {
 
 // The buffer holds count + kGuard elements: nothing may change, neither the data
 // (the check comes before any data moves into it) nor the guard after it.
-// `sameBytes`: a small operation whose last rank differs in type only, so that
-// its messages have the sizes the others expect.
-int mismatch(Communicator& comm, bool sameBytes) {
+// `small`: 100 elements (the first round travels with the argument check);
+// `sameBytes`: the last rank differs in type only, so that its messages have
+// the sizes the others expect.
+int mismatch(Communicator& comm, bool small, bool sameBytes) {
   const bool odd = comm.rank() == comm.size() - 1;
-  const std::size_t kCount = sameBytes ? 100 : 1 << 20, kExtra = sameBytes ? 0 : 256,
+  const std::size_t kCount = small ? 100 : 1 << 20, kExtra = sameBytes ? 0 : small ? 64 : 256,
                     kGuard = 1024;
   const std::size_t count = odd ? kCount + kExtra : kCount;
   const DataType type = odd && sameBytes ? DataType::kInt32 : DataType::kFloat32;
@@ -163,11 +165,13 @@ int main(int argc, char** argv) {
   std::printf("rank %d: init OK\n", comm->rank());
   std::fflush(stdout);
   if (mode == "loop" && argc == 3) return loop(*comm, std::strtoull(argv[2], nullptr, 10));
-  if (mode == "mismatch") return mismatch(*comm, false);
-  if (mode == "mismatch-type") return mismatch(*comm, true);
+  if (mode == "mismatch") return mismatch(*comm, false, false);
+  if (mode == "mismatch-small") return mismatch(*comm, true, false);
+  if (mode == "mismatch-type") return mismatch(*comm, true, true);
   if (mode == "oom") return oom(*comm);
   if (mode == "table") return once(*comm);
   std::printf(
-      "usage: fault_worker loop BYTES | mismatch | mismatch-type | oom | table PATH RANK | skew\n");
+      "usage: fault_worker loop BYTES | mismatch | mismatch-small | mismatch-type | oom | "
+      "table PATH RANK | skew\n");
   return 2;
 }

@@ -148,6 +148,33 @@ TEST_P(StartFault, MismatchedCountsFailEveryRankAndWriteNothing) {
   EXPECT_EQ(job.leftBehind(), "");
 }
 
+// The same with 400 bytes (rank 2: 656), where the first round travels with
+// the argument check: the transfers fail on their sizes too, but every rank
+// that exchanges arguments with rank 2 names the count; a rank that does not
+// (recursive doubling over tcp pairs rank 2 with rank 1 only) fails with a
+// remote error whose explanation carries it.
+TEST_P(StartFault, SmallMismatchedCountsFailEveryRankWithTheCountAndWriteNothing) {
+  JobSpec spec;
+  spec.ranks = 3;
+  spec.args = {"mismatch-small"};
+  spec.transport = GetParam();
+  Job job(COHORT_FAULT_WORKER, spec);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(job.wait(r, 20s), 7) << job.log(r);
+    const std::string log = job.log(r), line = failureLine(log);
+    const int code = failureCode(line);
+    EXPECT_TRUE(code == kMismatch || (code == kRemoteError && has(line, "had failed first")))
+        << line;
+    if (r == 2) {
+      EXPECT_EQ(code, kMismatch) << line;
+    }
+    EXPECT_TRUE(has(line, "mismatched collective between rank ")) << line;
+    EXPECT_TRUE(has(line, "count: 164 vs 100") || has(line, "count: 100 vs 164")) << line;
+    EXPECT_TRUE(has(log, "buffer and guard untouched")) << log;
+  }
+  EXPECT_EQ(job.leftBehind(), "");
+}
+
 // The same with 400 bytes, rank 2 passing int32 for float: the messages have the
 // sizes every rank expects, so only the argument check keeps the data out of the
 // buffers. The ranks that exchange arguments with rank 2 fail with the

@@ -159,5 +159,37 @@ TEST(WaitIdle, SlowWaitsAreReported) {
       << reports[0];
 }
 
+// stopEarly is asked when an operation completes: the wait then returns Ok with
+// the other operation still pending; without a completion it is never asked.
+TEST(WaitIdle, StopEarlyEndsTheWaitAfterACompletion) {
+  FakeConnection first(1), second(2);
+  ASSERT_OK(first.postSend(nullptr, 0));
+  ASSERT_OK(second.postSend(nullptr, 0));
+  std::atomic<int> asked{0};
+  WaitControl control;
+  control.stopEarly = [&] {
+    ++asked;
+    return first.idle();
+  };
+  std::thread finisher([&] {
+    std::this_thread::sleep_for(100ms);
+    first.finish();
+  });
+  Connection* conns[] = {&first, &second};
+  const auto t0 = Clock::now();
+  const Status s = waitIdle(conns, 2, Deadline::afterMs(10000), "argument check", control);
+  finisher.join();
+  ASSERT_OK(s);
+  EXPECT_LT(Clock::now() - t0, 5s);
+  EXPECT_FALSE(second.idle());
+  EXPECT_GE(asked.load(), 1);
+  // Nothing completes: the wait runs into its deadline without asking.
+  asked = 0;
+  Connection* pending[] = {&second};
+  EXPECT_ERROR(waitIdle(pending, 1, Deadline::afterMs(300), "argument check", control), kTimeout,
+               "argument check");
+  EXPECT_EQ(asked.load(), 0);
+}
+
 }  // namespace
 }  // namespace cohort::transport
