@@ -72,6 +72,17 @@ Fold foldExtraRanks(Schedule* s, int rank, int size, std::size_t bytes) {
   return f;
 }
 
+// An out-of-place exchange schedule copies its input to the output in a round
+// of its own only when it must: alone (size 1), or when a fold reads the
+// output (a size that is not a power of two). Otherwise its first exchange
+// reads the input, so the first round writes nothing the caller sees and can
+// go with the argument check. Returns whether it added the copy.
+bool copyInputFirst(Schedule* s, int size, bool inPlace, std::size_t bytes) {
+  if (inPlace || (size != 1 && (size & (size - 1)) == 0)) return false;
+  s->round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, 0}, bytes));
+  return true;
+}
+
 // The folded ranks get the result back from their neighbours.
 void unfoldExtraRanks(Schedule* s, int rank, int rem, std::size_t bytes) {
   if (rank >= 2 * rem) return;
@@ -156,12 +167,9 @@ Schedule recursiveDoublingAllReduce(int rank, int size, std::size_t count, std::
   Schedule s;
   s.algorithm = "recursive-doubling";
   const std::size_t bytes = count * elem;
-  // Out of place with a power-of-two size, the first exchange sends the input
-  // and the output is made when the partner's vector is added (so the first
-  // round writes nothing and can go with the argument check). A fold reads
-  // the output, which needs the copy first.
-  const bool copyFirst = !inPlace && (size == 1 || (size & (size - 1)) != 0);
-  if (copyFirst) s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, 0}, bytes));
+  // Without the copy first, the output is made when the first partner's
+  // vector is added.
+  const bool copyFirst = copyInputFirst(&s, size, inPlace, bytes);
   if (size == 1) return s;
   s.scratchBytes = bytes;
   const Fold f = foldExtraRanks(&s, rank, size, bytes);
@@ -192,11 +200,8 @@ Schedule halvingDoublingAllReduce(int rank, int size, std::size_t count, std::si
   Schedule s;
   s.algorithm = "halving-doubling";
   const std::size_t bytes = count * elem;
-  // Out of place with a power-of-two size, the first exchange reads the input
-  // and writes the output: no local copy comes first (so the first round can
-  // go with the argument check). A fold reads the output, which needs the copy.
-  const bool copyFirst = !inPlace && (size == 1 || (size & (size - 1)) != 0);
-  if (copyFirst) s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, 0}, bytes));
+  // Without the copy first, the first exchange reads the input.
+  const bool copyFirst = copyInputFirst(&s, size, inPlace, bytes);
   if (size == 1) return s;
   const Fold f = foldExtraRanks(&s, rank, size, bytes);
   const int p = f.p, vr = f.vr;
