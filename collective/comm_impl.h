@@ -47,8 +47,11 @@ class Communicator::Impl {
 
   int rank = 0, size = 0, device = -1, localRank = 0, localSize = 1, nodes = 1;
   std::string prefix;
+  /// What the last operation chose; written by whichever thread runs
+  /// operations, read by the user's (lastChoice()) under choiceMu_.
   std::string lastChoice;
   std::array<std::size_t, 3> lastChoiceKey_{};  // collective, algorithm, piece count
+  mutable std::mutex choiceMu_;
 
  private:
   Impl() = default;

@@ -419,7 +419,10 @@ int Communicator::localSize() const { return impl_->localSize; }
 int Communicator::nodeCount() const { return impl_->nodes; }
 int Communicator::device() const { return impl_->device; }
 std::string Communicator::linkReportJson() const { return impl_->report_.toJson(); }
-std::string Communicator::lastChoice() const { return impl_->lastChoice; }
+std::string Communicator::lastChoice() const {
+  std::lock_guard<std::mutex> lock(impl_->choiceMu_);
+  return impl_->lastChoice;
+}
 void Communicator::abort() { impl_->abort(); }
 Status Communicator::setAlgorithm(const std::string& spec) {
   Status s = runtime::streamSynchronize(impl_->stream_);

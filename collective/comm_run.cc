@@ -257,10 +257,13 @@ Status Communicator::Impl::runChosen(const OpDesc& op, std::uint64_t historyId, 
   const std::array<std::size_t, 3> key{static_cast<std::size_t>(op.coll),
                                        static_cast<std::size_t>(algo), plan.pieceCount};
   if (key != lastChoiceKey_ || lastChoice.empty()) {
+    std::string choice =
+        fmt::format("{}={} {}", collName(op.coll), collective::algoName(algo),
+                    algo == Algo::kMesh ? "shm" : (connPtrs_[rank == 0 ? 1 : 0]->kind()));
+    if (plan.pieceCount > 0) choice += fmt::format(" in pieces of {}", plan.pieceCount);
+    std::lock_guard<std::mutex> lock(choiceMu_);
     lastChoiceKey_ = key;
-    lastChoice = fmt::format("{}={} {}", collName(op.coll), collective::algoName(algo),
-                             algo == Algo::kMesh ? "shm" : (connPtrs_[rank == 0 ? 1 : 0]->kind()));
-    if (plan.pieceCount > 0) lastChoice += fmt::format(" in pieces of {}", plan.pieceCount);
+    lastChoice = std::move(choice);
   }
   history_->started(historyId, op, lastChoice);
   COHORT_LOG(kInfo, "collective", "{} start: {}", op.describe(), lastChoice);

@@ -59,6 +59,48 @@ TEST(CommTest, StreamOrderingWithoutHostSync) {
   }));
 }
 
+// lastChoice() may be read from another thread while the stream's worker runs
+// operations that change it (TSan checks the reads; the values must be whole).
+TEST(CommTest, LastChoiceIsReadableWhileOperationsRun) {
+  RankPool& pool = RankPool::shared(2);
+  ASSERT_OK(pool.initStatus());
+  std::atomic<bool> done{false};
+  std::atomic<int> reads{0}, torn{0};
+  std::thread reader([&] {
+    while (!done.load()) {
+      for (int r = 0; r < 2; ++r) {
+        const std::string c = pool.comm(r).lastChoice();
+        if (!c.empty() && c.rfind("allreduce=", 0) != 0 && c.rfind("allgather=", 0) != 0) ++torn;
+        ++reads;
+      }
+    }
+  });
+  static constexpr std::size_t n = 4096;
+  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+    void *in = nullptr, *out = nullptr;
+    if (!runtime::deviceMalloc(&in, n * 8).ok() || !runtime::deviceMalloc(&out, n * 8).ok()) return "alloc";
+    std::memset(in, 0, n * 8);
+    runtime::Stream* s = pool.stream(r);
+    Status st;
+    for (int i = 0; i < 200 && st.ok(); ++i) {
+      // A kernel ahead of each call keeps the stream busy: the calls queue on
+      // the worker instead of running inline.
+      (void)runtime::launchKernel(s, [](runtime::Stream*) { return Status::Ok(); });
+      st = i % 2 == 0 ? pool.comm(r).allReduce(in, out, n, DataType::kFloat32, ReduceOp::kSum, s)
+                      : pool.comm(r).allGather(in, out, n / 2, DataType::kFloat32, s);
+    }
+    if (st.ok()) st = runtime::streamSynchronize(s);
+    (void)runtime::deviceFree(in);
+    (void)runtime::deviceFree(out);
+    return st.ok() ? "" : st.toString();
+  }));
+  done = true;
+  reader.join();
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_EQ(torn.load(), 0);
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(pool.comm(r).lastChoice().rfind("allgather=", 0), 0u);
+}
+
 // Independent compute on another stream runs while a collective progresses: the
 // kernel waits for a flag that only a kernel queued after the collective sets.
 TEST(CommTest, ComputeOnAnotherStreamOverlapsTheCollective) {
