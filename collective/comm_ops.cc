@@ -182,8 +182,8 @@ constexpr std::size_t kInlineMeshCrowdedBytes = 2 << 20;
 // operations, the communicator's stream is idle, the caller is on our device,
 // and every peer is another process (a thread driving several ranks must not
 // block in one of them): the mesh's staged path or a direct mesh operation of
-// at most kInlineMeshBytes (kInlineMeshCrowdedBytes), or a schedule of at most kInlineScheduleBytes in
-// and out.
+// at most kInlineMeshBytes (kInlineMeshCrowdedBytes with more ranks than
+// processors), or a schedule of at most kInlineScheduleBytes in and out.
 bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream,
                                     std::uint64_t enqueued, std::uint64_t completed) const {
   if (!inlineSmall_ || op.coll == Coll::kSendRecv) return false;

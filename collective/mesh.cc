@@ -30,8 +30,8 @@ namespace {
 // it from the peer's cache, while the direct path's benchmark loop writes
 // lines it already owns and reads inputs that stay shared; with more ranks
 // than processors a barrier costs processor hand-offs, so staging pays longer.
-// Measured (cohort-perf -n 50, time in us, staged -> direct, 3-5 interleaved
-// runs): 2 ranks allreduce 1 KiB 1.16 -> 1.27, 2 KiB 1.42 -> 1.29, 16 KiB
+// Measured (cohort-perf, time in us, staged -> direct, 3-5 interleaved runs
+// of 50-1000 calls): 2 ranks allreduce 1 KiB 1.16 -> 1.27, 2 KiB 1.42 -> 1.29, 16 KiB
 // 14.3 -> 3.0; allgather 4 KiB 1.0 -> 1.3, 32 KiB 5.2 -> 2.4; broadcast 4 KiB
 // 1.1 -> 1.4, 8 KiB 1.8 -> 1.3; 4 ranks allreduce 4 KiB 7.9-9.1 -> 10.3-11.6,
 // 8 KiB 9.7-11.3 -> 10.8-11.7; allgather 64 KiB 33-41 -> 15-18; broadcast

@@ -15,7 +15,8 @@ namespace cohort::transport::shm {
 
 constexpr int kMaxLocalRanks = 64;
 constexpr int kRingEntries = 64;
-constexpr std::size_t kStagingBytes = 16 << 10;  // per slot (the mesh stages at most this); two per rank
+// Per staging slot (the mesh stages at most this much); two slots per rank.
+constexpr std::size_t kStagingBytes = 16 << 10;
 constexpr std::uint32_t kBlockMagic = 0xC0B10C4Bu;
 
 /// Where a message or buffer lives: a segment of the owner process (device id, or
