@@ -140,6 +140,7 @@ Status postRound(const std::vector<Step>& round, const ExecBuffers& buffers,
 void applyHeld(const std::vector<Step>& round, const ExecBuffers& buffers,
                const transport::Reduction& reduction, const char* held) {
   for (const Step& s : round) {
+    if (s.bytes == 0) continue;  // nothing held (and maybe no buffer)
     if (s.op == Step::Op::kRecv) {
       std::memcpy(atMut(buffers, s.dst), held, s.bytes);
     } else if (s.op == Step::Op::kRecvReduce) {
