@@ -381,6 +381,40 @@ Schedule linearScatter(int rank, int size, int root, std::size_t count, std::siz
   return s;
 }
 
+// Small blocks go straight to every peer in one round (one message's latency
+// instead of size - 1); this rank's own block is copied after it, so the first
+// round writes nothing before the argument check.
+Schedule linearAllGather(int rank, int size, std::size_t count, std::size_t elem, bool inPlace) {
+  Schedule s;
+  s.algorithm = "linear";
+  const std::size_t bytes = count * elem;
+  auto& round = s.round();
+  for (int i = 0; i < size; ++i) {
+    if (i == rank) continue;
+    round.push_back(send(i, Buf::kInput, 0, bytes));
+    round.push_back(recv(i, Buf::kOutput, static_cast<std::size_t>(i) * bytes, bytes));
+  }
+  const auto r = static_cast<std::size_t>(rank);
+  if (!inPlace) s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, r * bytes}, bytes));
+  return s;
+}
+
+Schedule linearAllToAll(int rank, int size, std::size_t count, std::size_t elem) {
+  Schedule s;
+  s.algorithm = "linear";
+  const std::size_t bytes = count * elem;
+  auto& round = s.round();
+  for (int i = 0; i < size; ++i) {
+    if (i == rank) continue;
+    const auto at = static_cast<std::size_t>(i) * bytes;
+    round.push_back(send(i, Buf::kInput, at, bytes));
+    round.push_back(recv(i, Buf::kOutput, at, bytes));
+  }
+  const auto r = static_cast<std::size_t>(rank);
+  s.round().push_back(copy({Buf::kInput, r * bytes}, {Buf::kOutput, r * bytes}, bytes));
+  return s;
+}
+
 Schedule pairwiseAllToAll(int rank, int size, std::size_t count, std::size_t elem) {
   Schedule s;
   s.algorithm = "pairwise";

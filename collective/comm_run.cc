@@ -105,10 +105,12 @@ Schedule buildSchedule(const OpDesc& op, Algo algo, int rank, int size) {
       return op.count * e <= collective::kRecursiveDoublingMax
                  ? collective::recursiveDoublingAllReduce(rank, size, op.count, e, op.inPlace())
                  : collective::halvingDoublingAllReduce(rank, size, op.count, e, op.inPlace());
-    case Coll::kAllGather:
-      return collective::ringAllGather(rank, size, op.count, e,
-                                       static_cast<const char*>(op.input) ==
-                                           static_cast<const char*>(op.output) + op.count * e * rank);
+    case Coll::kAllGather: {
+      const bool inPlace = static_cast<const char*>(op.input) ==
+                           static_cast<const char*>(op.output) + op.count * e * rank;
+      return algo == Algo::kLinear ? collective::linearAllGather(rank, size, op.count, e, inPlace)
+                                   : collective::ringAllGather(rank, size, op.count, e, inPlace);
+    }
     case Coll::kReduceScatter:
       return collective::ringReduceScatter(rank, size, op.count, e, Config::global().buffSize / 2);
     case Coll::kBroadcast:
@@ -119,7 +121,9 @@ Schedule buildSchedule(const OpDesc& op, Algo algo, int rank, int size) {
       return collective::treeReduce(rank, size, op.root, op.count, e, op.inPlace());
     case Coll::kGather: return collective::linearGather(rank, size, op.root, op.count, e);
     case Coll::kScatter: return collective::linearScatter(rank, size, op.root, op.count, e);
-    case Coll::kAllToAll: return collective::pairwiseAllToAll(rank, size, op.count, e);
+    case Coll::kAllToAll:
+      return algo == Algo::kLinear ? collective::linearAllToAll(rank, size, op.count, e)
+                                   : collective::pairwiseAllToAll(rank, size, op.count, e);
     case Coll::kBarrier: return collective::disseminationBarrier(rank, size);
     default: return vSchedule(op, rank, size);
   }

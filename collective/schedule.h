@@ -81,6 +81,9 @@ Schedule treeReduce(int rank, int size, int root, std::size_t count, std::size_t
                     bool inPlace);
 Schedule linearGather(int rank, int size, int root, std::size_t count, std::size_t elem);
 Schedule linearScatter(int rank, int size, int root, std::size_t count, std::size_t elem);
+/// One round: this rank's block to every peer, every peer's block received.
+Schedule linearAllGather(int rank, int size, std::size_t count, std::size_t elem, bool inPlace);
+Schedule linearAllToAll(int rank, int size, std::size_t count, std::size_t elem);
 Schedule pairwiseAllToAll(int rank, int size, std::size_t count, std::size_t elem);
 
 }  // namespace cohort::collective

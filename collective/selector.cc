@@ -15,6 +15,14 @@ namespace {
 
 constexpr std::size_t kHalvingDoublingMax = 64 << 10;  // latency-bound below this
 constexpr std::size_t kTreeBroadcastMax = 256 << 10;
+// Allgather and alltoall in one round while a rank receives at most this much
+// (all its messages in flight at once; the ring and the pairwise exchange take
+// size - 1 rounds). tcp loopback, 3 interleaved runs, time us ring/pairwise ->
+// linear: 4 ranks allgather 1 KiB 118-133 -> 68-78, 64 KiB 186-214 -> 109-122;
+// alltoall 1 KiB 135-144 -> 70-71; 2 ranks allgather 1 KiB 20-21 -> 12-15
+// (the ring copies first, so its round cannot carry the argument check);
+// 256 KiB: about even.
+constexpr std::size_t kLinearMax = 64 << 10;
 
 const char* kAlgoNames[] = {"auto", "mesh", "ring", "hd", "tree", "chain", "linear",
                             "pairwise", "dissemination", "hierarchical"};
@@ -28,7 +36,9 @@ bool canRun(Coll c, Algo a) {
     case Algo::kHalvingDoubling: return c == Coll::kAllReduce;
     case Algo::kTree: return c == Coll::kBroadcast || c == Coll::kReduce;
     case Algo::kChain: return c == Coll::kBroadcast;
-    case Algo::kLinear: return c == Coll::kGather || c == Coll::kScatter || c == Coll::kAllGatherV || c == Coll::kReduceScatterV;
+    case Algo::kLinear:
+      return c == Coll::kGather || c == Coll::kScatter || c == Coll::kAllGatherV ||
+             c == Coll::kReduceScatterV || c == Coll::kAllGather || c == Coll::kAllToAll;
     case Algo::kPairwise: return c == Coll::kAllToAll || c == Coll::kAllToAllV;
     case Algo::kDissemination: return c == Coll::kBarrier;
     case Algo::kHierarchical:
@@ -51,12 +61,18 @@ Algo tableChoice(const OpDesc& op, const Topology& topo) {
   if (hierarchicalFits(op.coll, topo)) return Algo::kHierarchical;
   switch (op.coll) {
     case Coll::kAllReduce: return bytes <= kHalvingDoublingMax ? Algo::kHalvingDoubling : Algo::kRing;
-    case Coll::kAllGather: case Coll::kReduceScatter: return Algo::kRing;
+    case Coll::kAllGather:
+      return bytes * static_cast<std::size_t>(topo.size - 1) <= kLinearMax ? Algo::kLinear
+                                                                           : Algo::kRing;
+    case Coll::kReduceScatter: return Algo::kRing;
     case Coll::kBroadcast: return bytes <= kTreeBroadcastMax ? Algo::kTree : Algo::kChain;
     case Coll::kReduce: return Algo::kTree;
     case Coll::kGather: case Coll::kScatter: case Coll::kAllGatherV: case Coll::kReduceScatterV:
       return Algo::kLinear;
-    case Coll::kAllToAll: case Coll::kAllToAllV: return Algo::kPairwise;
+    case Coll::kAllToAll:
+      return bytes * static_cast<std::size_t>(topo.size - 1) <= kLinearMax ? Algo::kLinear
+                                                                           : Algo::kPairwise;
+    case Coll::kAllToAllV: return Algo::kPairwise;
     case Coll::kBarrier: return Algo::kDissemination;
     case Coll::kSendRecv: return Algo::kLinear;
   }

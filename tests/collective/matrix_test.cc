@@ -357,6 +357,7 @@ TEST(AlgorithmTest, EveryAlgorithmForced) {
       {"broadcast=chain", C::kBroadcast},         {"reduce=tree", C::kReduce},
       {"gather=linear", C::kGather},              {"scatter=linear", C::kScatter},
       {"alltoall=pairwise", C::kAllToAll},        {"barrier=dissemination", C::kBarrier},
+      {"allgather=linear", C::kAllGather},        {"alltoall=linear", C::kAllToAll},
   };
   for (int n : {2, 3, 5, 8}) {
     RankPool& pool = RankPool::shared(n);

@@ -135,31 +135,60 @@ TEST(ScheduleTest, AllReduceRingAndHalvingDoubling) {
 TEST(ScheduleTest, AllGatherReduceScatterAllToAll) {
   for (int n = 1; n <= 9; ++n) {
     for (std::size_t count : kCounts) {
-      std::vector<Schedule> ag, rs, a2a;
-      std::vector<RankState> sa(n), sr(n), st(n);
+      for (const bool linear : {false, true}) {
+        std::vector<Schedule> ag, rs, a2a;
+        std::vector<RankState> sa(n), sr(n), st(n);
+        for (int r = 0; r < n; ++r) {
+          ag.push_back(linear ? linearAllGather(r, n, count, 4, false)
+                              : ringAllGather(r, n, count, 4, false));
+          sa[r].in = ints(count, [&](std::size_t i) { return val(r, i); });
+          sa[r].out.assign(n * count * 4, 0);
+          rs.push_back(ringReduceScatter(r, n, count, 4));
+          sr[r].in = ints(n * count, [&](std::size_t i) { return val(r, i); });
+          sr[r].out.assign(count * 4, 0);
+          a2a.push_back(linear ? linearAllToAll(r, n, count, 4) : pairwiseAllToAll(r, n, count, 4));
+          st[r].in = ints(n * count, [&](std::size_t i) { return val(r, i); });
+          st[r].out.assign(n * count * 4, 0);
+        }
+        ASSERT_EQ(simulate(ag, sa), "") << "allgather n=" << n;
+        ASSERT_EQ(simulate(rs, sr), "") << "reducescatter n=" << n;
+        ASSERT_EQ(simulate(a2a, st), "") << "alltoall n=" << n;
+        for (int r = 0; r < n; ++r) {
+          for (std::size_t i = 0; i < n * count; ++i) {
+            ASSERT_EQ(intAt(sa[r].out, i), val(static_cast<int>(i / count), i % count));
+            ASSERT_EQ(intAt(st[r].out, i), val(static_cast<int>(i / count), r * count + i % count));
+          }
+          for (std::size_t i = 0; i < count; ++i) {
+            std::int32_t want = 0;
+            for (int q = 0; q < n; ++q) want += val(q, r * count + i);
+            ASSERT_EQ(intAt(sr[r].out, i), want) << "reducescatter n=" << n << " rank " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+// In place, the linear allgather sends the rank's block from where it already
+// sits in the output and copies nothing.
+TEST(ScheduleTest, LinearAllGatherInPlace) {
+  for (int n = 1; n <= 9; ++n) {
+    for (std::size_t count : kCounts) {
+      std::vector<Schedule> ag;
+      std::vector<RankState> sa(n);
       for (int r = 0; r < n; ++r) {
-        ag.push_back(ringAllGather(r, n, count, 4, false));
+        ag.push_back(linearAllGather(r, n, count, 4, true));
+        for (const Step& s : ag.back().rounds.empty() ? std::vector<Step>{} : ag.back().rounds[0]) {
+          ASSERT_NE(s.op, Step::Op::kCopy) << "n=" << n;
+        }
         sa[r].in = ints(count, [&](std::size_t i) { return val(r, i); });
         sa[r].out.assign(n * count * 4, 0);
-        rs.push_back(ringReduceScatter(r, n, count, 4));
-        sr[r].in = ints(n * count, [&](std::size_t i) { return val(r, i); });
-        sr[r].out.assign(count * 4, 0);
-        a2a.push_back(pairwiseAllToAll(r, n, count, 4));
-        st[r].in = ints(n * count, [&](std::size_t i) { return val(r, i); });
-        st[r].out.assign(n * count * 4, 0);
+        std::copy(sa[r].in.begin(), sa[r].in.end(), sa[r].out.begin() + r * count * 4);
       }
       ASSERT_EQ(simulate(ag, sa), "") << "allgather n=" << n;
-      ASSERT_EQ(simulate(rs, sr), "") << "reducescatter n=" << n;
-      ASSERT_EQ(simulate(a2a, st), "") << "alltoall n=" << n;
       for (int r = 0; r < n; ++r) {
         for (std::size_t i = 0; i < n * count; ++i) {
-          ASSERT_EQ(intAt(sa[r].out, i), val(static_cast<int>(i / count), i % count));
-          ASSERT_EQ(intAt(st[r].out, i), val(static_cast<int>(i / count), r * count + i % count));
-        }
-        for (std::size_t i = 0; i < count; ++i) {
-          std::int32_t want = 0;
-          for (int q = 0; q < n; ++q) want += val(q, r * count + i);
-          ASSERT_EQ(intAt(sr[r].out, i), want) << "reducescatter n=" << n << " rank " << r;
+          ASSERT_EQ(intAt(sa[r].out, i), val(static_cast<int>(i / count), i % count)) << "n=" << n;
         }
       }
     }

@@ -19,6 +19,7 @@ std::vector<const char*> algorithmsFor(SoakKind kind) {
     case SoakKind::kAllReduce:
       return {"", "mesh", "ring", "hd"};
     case SoakKind::kAllGather:
+      return {"", "mesh", "ring", "linear"};
     case SoakKind::kReduceScatter:
       return {"", "mesh", "ring"};
     case SoakKind::kBroadcast:
@@ -29,7 +30,7 @@ std::vector<const char*> algorithmsFor(SoakKind kind) {
     case SoakKind::kScatter:
       return {"", "mesh", "linear"};
     case SoakKind::kAllToAll:
-      return {"", "mesh", "pairwise"};
+      return {"", "mesh", "pairwise", "linear"};
     case SoakKind::kBarrier:
       return {"", "mesh", "dissemination"};
     case SoakKind::kSendRecv:
