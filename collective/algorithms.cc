@@ -415,6 +415,46 @@ Schedule linearAllToAll(int rank, int size, std::size_t count, std::size_t elem)
   return s;
 }
 
+// The root sends to every rank in one round (one message's latency instead of
+// the tree's log2(size)).
+Schedule linearBroadcast(int rank, int size, int root, std::size_t count, std::size_t elem) {
+  Schedule s;
+  s.algorithm = "linear";
+  const std::size_t bytes = count * elem;
+  auto& round = s.round();
+  if (rank != root) {
+    round.push_back(recv(root, Buf::kOutput, 0, bytes));
+    return s;
+  }
+  for (int i = 0; i < size; ++i) {
+    if (i != root) round.push_back(send(i, Buf::kOutput, 0, bytes));
+  }
+  return s;
+}
+
+// Every block goes to its owner in one round and lands in scratch (peer by
+// peer); the owner then adds them to its own in rank order.
+Schedule linearReduceScatter(int rank, int size, std::size_t count, std::size_t elem) {
+  Schedule s;
+  s.algorithm = "linear";
+  const std::size_t bytes = count * elem;
+  const auto r = static_cast<std::size_t>(rank);
+  s.scratchBytes = static_cast<std::size_t>(size - 1) * bytes;
+  auto slot = [&](int i) { return static_cast<std::size_t>(i < rank ? i : i - 1) * bytes; };
+  auto& round = s.round();
+  for (int i = 0; i < size; ++i) {
+    if (i == rank) continue;
+    round.push_back(send(i, Buf::kInput, static_cast<std::size_t>(i) * bytes, bytes));
+    round.push_back(recv(i, Buf::kScratch, slot(i), bytes));
+  }
+  auto& sum = s.round();
+  sum.push_back(copy({Buf::kInput, r * bytes}, {Buf::kOutput, 0}, bytes));
+  for (int i = 0; i < size; ++i) {
+    if (i != rank) sum.push_back(reduceLocal({Buf::kScratch, slot(i)}, {Buf::kOutput, 0}, bytes));
+  }
+  return s;
+}
+
 Schedule pairwiseAllToAll(int rank, int size, std::size_t count, std::size_t elem) {
   Schedule s;
   s.algorithm = "pairwise";

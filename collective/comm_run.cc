@@ -112,8 +112,12 @@ Schedule buildSchedule(const OpDesc& op, Algo algo, int rank, int size) {
                                    : collective::ringAllGather(rank, size, op.count, e, inPlace);
     }
     case Coll::kReduceScatter:
-      return collective::ringReduceScatter(rank, size, op.count, e, Config::global().buffSize / 2);
+      return algo == Algo::kLinear
+                 ? collective::linearReduceScatter(rank, size, op.count, e)
+                 : collective::ringReduceScatter(rank, size, op.count, e,
+                                                 Config::global().buffSize / 2);
     case Coll::kBroadcast:
+      if (algo == Algo::kLinear) return collective::linearBroadcast(rank, size, op.root, op.count, e);
       return algo == Algo::kChain
                  ? collective::chainBroadcast(rank, size, op.root, op.count, e, kChainChunk)
                  : collective::treeBroadcast(rank, size, op.root, op.count, e);

@@ -84,6 +84,10 @@ Schedule linearScatter(int rank, int size, int root, std::size_t count, std::siz
 /// One round: this rank's block to every peer, every peer's block received.
 Schedule linearAllGather(int rank, int size, std::size_t count, std::size_t elem, bool inPlace);
 Schedule linearAllToAll(int rank, int size, std::size_t count, std::size_t elem);
+/// One round: the root's buffer to every rank.
+Schedule linearBroadcast(int rank, int size, int root, std::size_t count, std::size_t elem);
+/// One round: every block to its owner (into scratch), then a local sum.
+Schedule linearReduceScatter(int rank, int size, std::size_t count, std::size_t elem);
 Schedule pairwiseAllToAll(int rank, int size, std::size_t count, std::size_t elem);
 
 }  // namespace cohort::collective

@@ -15,13 +15,16 @@ namespace {
 
 constexpr std::size_t kHalvingDoublingMax = 64 << 10;  // latency-bound below this
 constexpr std::size_t kTreeBroadcastMax = 256 << 10;
-// Allgather and alltoall in one round while a rank receives at most this much
-// (all its messages in flight at once; the ring and the pairwise exchange take
-// size - 1 rounds). tcp loopback, 3 interleaved runs, time us ring/pairwise ->
+// Allgather, alltoall and reduce-scatter in one round while a rank receives at
+// most this much, a broadcast while its root sends at most this much (all
+// messages in flight at once; the ring and the pairwise exchange take size - 1
+// rounds, the tree log2(size)). tcp loopback, 3 interleaved runs, time us ring/pairwise ->
 // linear: 4 ranks allgather 1 KiB 118-133 -> 68-78, 64 KiB 186-214 -> 109-122;
 // alltoall 1 KiB 135-144 -> 70-71; 2 ranks allgather 1 KiB 20-21 -> 12-15
 // (the ring copies first, so its round cannot carry the argument check);
-// 256 KiB: about even.
+// 256 KiB: about even. Broadcast 1 KiB, tree -> linear: 4 ranks 45-49 -> 34-44,
+// 8 ranks 137-143 -> 92-94; reduce-scatter 1 KiB, ring -> linear: 4 ranks
+// 92-105 -> 69, 8 ranks 310-379 -> 246-334.
 constexpr std::size_t kLinearMax = 64 << 10;
 
 const char* kAlgoNames[] = {"auto", "mesh", "ring", "hd", "tree", "chain", "linear",
@@ -38,7 +41,8 @@ bool canRun(Coll c, Algo a) {
     case Algo::kChain: return c == Coll::kBroadcast;
     case Algo::kLinear:
       return c == Coll::kGather || c == Coll::kScatter || c == Coll::kAllGatherV ||
-             c == Coll::kReduceScatterV || c == Coll::kAllGather || c == Coll::kAllToAll;
+             c == Coll::kReduceScatterV || c == Coll::kAllGather || c == Coll::kAllToAll ||
+             c == Coll::kBroadcast || c == Coll::kReduceScatter;
     case Algo::kPairwise: return c == Coll::kAllToAll || c == Coll::kAllToAllV;
     case Algo::kDissemination: return c == Coll::kBarrier;
     case Algo::kHierarchical:
@@ -59,19 +63,17 @@ Algo tableChoice(const OpDesc& op, const Topology& topo) {
   if (topo.meshAvailable && canRun(op.coll, Algo::kMesh)) return Algo::kMesh;
   const std::size_t bytes = op.count * dataTypeSize(op.type);
   if (hierarchicalFits(op.coll, topo)) return Algo::kHierarchical;
+  const bool linear = bytes * static_cast<std::size_t>(topo.size - 1) <= kLinearMax;
   switch (op.coll) {
     case Coll::kAllReduce: return bytes <= kHalvingDoublingMax ? Algo::kHalvingDoubling : Algo::kRing;
-    case Coll::kAllGather:
-      return bytes * static_cast<std::size_t>(topo.size - 1) <= kLinearMax ? Algo::kLinear
-                                                                           : Algo::kRing;
-    case Coll::kReduceScatter: return Algo::kRing;
-    case Coll::kBroadcast: return bytes <= kTreeBroadcastMax ? Algo::kTree : Algo::kChain;
+    case Coll::kAllGather: case Coll::kReduceScatter:
+      return linear ? Algo::kLinear : Algo::kRing;
+    case Coll::kBroadcast:
+      return linear ? Algo::kLinear : bytes <= kTreeBroadcastMax ? Algo::kTree : Algo::kChain;
     case Coll::kReduce: return Algo::kTree;
     case Coll::kGather: case Coll::kScatter: case Coll::kAllGatherV: case Coll::kReduceScatterV:
       return Algo::kLinear;
-    case Coll::kAllToAll:
-      return bytes * static_cast<std::size_t>(topo.size - 1) <= kLinearMax ? Algo::kLinear
-                                                                           : Algo::kPairwise;
+    case Coll::kAllToAll: return linear ? Algo::kLinear : Algo::kPairwise;
     case Coll::kAllToAllV: return Algo::kPairwise;
     case Coll::kBarrier: return Algo::kDissemination;
     case Coll::kSendRecv: return Algo::kLinear;

@@ -34,6 +34,10 @@ std::size_t scratchBound(const OpDesc& op, Algo algo, int size) {
                  : 0;
     case Algo::kTree:  // a reduce's partial sums (broadcast trees take none)
       return op.coll == Coll::kReduce ? op.count * dataTypeSize(op.type) : 0;
+    case Algo::kLinear:  // a reduce-scatter's blocks from every peer
+      return op.coll == Coll::kReduceScatter
+                 ? static_cast<std::size_t>(size - 1) * op.count * dataTypeSize(op.type)
+                 : 0;
     default:  // ring reduce-scatter pieces itself (comm_run.cc); the rest take none
       return 0;
   }

@@ -358,6 +358,7 @@ TEST(AlgorithmTest, EveryAlgorithmForced) {
       {"gather=linear", C::kGather},              {"scatter=linear", C::kScatter},
       {"alltoall=pairwise", C::kAllToAll},        {"barrier=dissemination", C::kBarrier},
       {"allgather=linear", C::kAllGather},        {"alltoall=linear", C::kAllToAll},
+      {"broadcast=linear", C::kBroadcast},        {"reducescatter=linear", C::kReduceScatter},
   };
   for (int n : {2, 3, 5, 8}) {
     RankPool& pool = RankPool::shared(n);

@@ -143,7 +143,8 @@ TEST(ScheduleTest, AllGatherReduceScatterAllToAll) {
                               : ringAllGather(r, n, count, 4, false));
           sa[r].in = ints(count, [&](std::size_t i) { return val(r, i); });
           sa[r].out.assign(n * count * 4, 0);
-          rs.push_back(ringReduceScatter(r, n, count, 4));
+          rs.push_back(linear ? linearReduceScatter(r, n, count, 4)
+                              : ringReduceScatter(r, n, count, 4));
           sr[r].in = ints(n * count, [&](std::size_t i) { return val(r, i); });
           sr[r].out.assign(count * 4, 0);
           a2a.push_back(linear ? linearAllToAll(r, n, count, 4) : pairwiseAllToAll(r, n, count, 4));
@@ -227,12 +228,13 @@ TEST(ScheduleTest, RootedCollectivesFromEveryRoot) {
   for (int n = 1; n <= 9; ++n) {
     for (int root = 0; root < n; ++root) {
       for (std::size_t count : {0u, 1u, 7u, 1023u}) {
-        std::vector<Schedule> tb, cb, tr, g, s;
-        std::vector<RankState> stb(n), scb(n), str(n), sg(n), ss(n);
+        std::vector<Schedule> tb, cb, lb, tr, g, s;
+        std::vector<RankState> stb(n), scb(n), slb(n), str(n), sg(n), ss(n);
         for (int r = 0; r < n; ++r) {
           tb.push_back(treeBroadcast(r, n, root, count, 4));
           cb.push_back(chainBroadcast(r, n, root, count, 4, 64));
-          for (auto* st : {&stb, &scb}) {
+          lb.push_back(linearBroadcast(r, n, root, count, 4));
+          for (auto* st : {&stb, &scb, &slb}) {
             (*st)[r].out = r == root ? ints(count, [&](std::size_t i) { return val(root, i); }) : std::vector<char>(count * 4, 0);
             (*st)[r].in = (*st)[r].out;
           }
@@ -248,6 +250,7 @@ TEST(ScheduleTest, RootedCollectivesFromEveryRoot) {
         }
         ASSERT_EQ(simulate(tb, stb), "");
         ASSERT_EQ(simulate(cb, scb), "");
+        ASSERT_EQ(simulate(lb, slb), "");
         ASSERT_EQ(simulate(tr, str), "");
         ASSERT_EQ(simulate(g, sg), "");
         ASSERT_EQ(simulate(s, ss), "");
@@ -255,6 +258,7 @@ TEST(ScheduleTest, RootedCollectivesFromEveryRoot) {
           for (std::size_t i = 0; i < count; ++i) {
             ASSERT_EQ(intAt(stb[r].out, i), val(root, i)) << "tree bcast n=" << n << " root " << root;
             ASSERT_EQ(intAt(scb[r].out, i), val(root, i)) << "chain bcast n=" << n << " root " << root;
+            ASSERT_EQ(intAt(slb[r].out, i), val(root, i)) << "linear bcast n=" << n << " root " << root;
             ASSERT_EQ(intAt(ss[r].out, i), val(root, r * count + i));
           }
         }

@@ -21,9 +21,9 @@ std::vector<const char*> algorithmsFor(SoakKind kind) {
     case SoakKind::kAllGather:
       return {"", "mesh", "ring", "linear"};
     case SoakKind::kReduceScatter:
-      return {"", "mesh", "ring"};
+      return {"", "mesh", "ring", "linear"};
     case SoakKind::kBroadcast:
-      return {"", "mesh", "tree", "chain"};
+      return {"", "mesh", "tree", "chain", "linear"};
     case SoakKind::kReduce:
       return {"", "mesh", "tree"};
     case SoakKind::kGather:
