@@ -12,6 +12,8 @@ cohort_add_test(control_hostile_test SOURCES control_hostile_test.cc
 cohort_add_test(control_whitelist_test SOURCES control_whitelist_test.cc
   LIBS cohort_transport
   ENV "COHORT_WHITELIST_FILE=${CMAKE_CURRENT_BINARY_DIR}/control_whitelist.txt")
+# The base port range lies below the kernel's ephemeral range (32768 and up
+# here), so no other test's client socket is ever handed one of its ports.
 cohort_add_test(control_root_test SOURCES control_root_test.cc
   LIBS cohort_transport LABELS tsan
-  ENV "COHORT_IF_IP=127.0.0.1;COHORT_IF_BASE_PORT=47310")
+  ENV "COHORT_IF_IP=127.0.0.1;COHORT_IF_BASE_PORT=31310")

@@ -21,9 +21,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Holds 127.0.0.1:port open. The base port range lies inside the kernel's
-// ephemeral range, so another test's client socket may own a port for a
-// moment: the holder retries until it owns the port itself (held() says
+// Holds 127.0.0.1:port open. The base port range lies below the kernel's
+// ephemeral range (control.cmake), but another process may still hold a port
+// for a moment: the holder retries until it owns the port itself (held() says
 // whether it got there within five seconds).
 class PortHolder {
  public:
