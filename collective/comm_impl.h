@@ -35,11 +35,14 @@ class Communicator::Impl {
   ~Impl();
 
   Status enqueue(collective::OpDesc op, runtime::Stream* stream);
-  /// Runs `op` (entry `historyId` of the history) on the stream worker.
-  Status runOp(const collective::OpDesc& op, std::uint64_t historyId);
+  /// Runs `op` (entry `historyId` of the history) on the stream worker, or
+  /// inline with the algorithm runsInline() chose (kAuto: choose here).
+  Status runOp(const collective::OpDesc& op, std::uint64_t historyId,
+               collective::Algo chosen = collective::Algo::kAuto);
   Status validate(const collective::OpDesc& op, runtime::Stream* stream) const;
+  /// Whether `op` runs on the calling thread; *algo is then the algorithm.
   bool runsInline(const collective::OpDesc& op, runtime::Stream* stream, std::uint64_t enqueued,
-                  std::uint64_t completed) const;
+                  std::uint64_t completed, collective::Algo* algo) const;
   Status split(int color, int key, std::unique_ptr<Impl>* out);
   void abort();
   Status asyncError() const;
@@ -56,7 +59,8 @@ class Communicator::Impl {
  private:
   Impl() = default;
   Status connect();
-  Status runChosen(const collective::OpDesc& op, std::uint64_t historyId, Deadline deadline);
+  Status runChosen(const collective::OpDesc& op, std::uint64_t historyId, Deadline deadline,
+                   collective::Algo algo);
   void logFailure(const Status& failure);
   /// The first failure: explained by the failed peer's note, noted for the
   /// others, and every connection ended (comm_failure.cc). Returns the error.

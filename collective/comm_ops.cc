@@ -137,10 +137,11 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   // in-order stream implies). Skipping it saves a thread hand-off per call.
   std::uint64_t enqueued = 0, completed = 0;
   COHORT_RETURN_IF_ERROR(runtime::streamProgress(stream, &enqueued, &completed));
-  if (runsInline(op, stream, enqueued, completed)) {
+  collective::Algo algo = collective::Algo::kAuto;
+  if (runsInline(op, stream, enqueued, completed, &algo)) {
     // Nothing is pending on either stream: the result is there when this
     // returns, with no thread hand-off (what a small call costs otherwise).
-    Status s = runOp(op, history_->reserve());
+    Status s = runOp(op, history_->reserve(), algo);
     if (!s.ok()) setAsyncError(s);
     return s;
   }
@@ -185,7 +186,8 @@ constexpr std::size_t kInlineMeshCrowdedBytes = 2 << 20;
 // at most kInlineMeshBytes (kInlineMeshCrowdedBytes with more ranks than
 // processors), or a schedule of at most kInlineScheduleBytes in and out.
 bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream,
-                                    std::uint64_t enqueued, std::uint64_t completed) const {
+                                    std::uint64_t enqueued, std::uint64_t completed,
+                                    collective::Algo* algo) const {
   if (!inlineSmall_ || op.coll == Coll::kSendRecv) return false;
   std::uint64_t commEnqueued = 0, commCompleted = 0;
   if (!runtime::streamProgress(stream_, &commEnqueued, &commCompleted).ok() ||
@@ -199,15 +201,14 @@ bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream,
   }
   int current = -1;
   if (!runtime::getDevice(&current).ok() || current != device) return false;
-  collective::Algo algo = collective::Algo::kAuto;
-  if (!collective::selectAlgorithm(op, topo_, overrides_, &algo).ok()) return false;
-  if (algo == collective::Algo::kMesh) {
+  if (!collective::selectAlgorithm(op, topo_, overrides_, algo).ok()) return false;
+  if (*algo == collective::Algo::kMesh) {
     return mesh_ && (mesh_->staged(op) ||
                      op.inputBytes(size) + op.outputBytes(size) <=
                          (mesh_->crowded() ? kInlineMeshCrowdedBytes : kInlineMeshBytes));
   }
   // A schedule over the connections: latency-bound up to a few messages' worth.
-  return algo != collective::Algo::kHierarchical &&
+  return *algo != collective::Algo::kHierarchical &&
          op.inputBytes(size) + op.outputBytes(size) <= kInlineScheduleBytes;
 }
 

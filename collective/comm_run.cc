@@ -218,12 +218,12 @@ Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline dea
   return Status::Ok();
 }
 
-Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId) {
+Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId, Algo chosen) {
   collective::OpHistory::RunScope scope(history_.get(), historyId);
   trace::Span span("collective", trace::enabled() ? op.describe() : std::string());
   const Deadline deadline = execDeadline();
   Status s = aborted_.load() ? makeError(ErrorCode::kAborted, "{}: aborted", op.describe())
-                             : runChosen(op, historyId, deadline);
+                             : runChosen(op, historyId, deadline, chosen);
   if (!s.ok()) {
     // Every error names this rank and the operation (most name it already).
     const std::string what = op.describe();
@@ -247,7 +247,8 @@ Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId) {
   return s;
 }
 
-Status Communicator::Impl::runChosen(const OpDesc& op, std::uint64_t historyId, Deadline deadline) {
+Status Communicator::Impl::runChosen(const OpDesc& op, std::uint64_t historyId, Deadline deadline,
+                                     Algo algo) {
   if (op.coll == Coll::kSendRecv) {
     history_->started(historyId, op, "send/recv");
     return runSendRecv(op, deadline);
@@ -256,8 +257,9 @@ Status Communicator::Impl::runChosen(const OpDesc& op, std::uint64_t historyId, 
     history_->started(historyId, op, "local copy");
     return copyAlone(op);
   }
-  Algo algo = Algo::kAuto;
-  COHORT_RETURN_IF_ERROR(collective::selectAlgorithm(op, topo_, overrides_, &algo));
+  if (algo == Algo::kAuto) {
+    COHORT_RETURN_IF_ERROR(collective::selectAlgorithm(op, topo_, overrides_, &algo));
+  }
   const collective::StagingPlan plan =
       collective::planStaging(op, algo, size, Config::global().buffSize);
   algo = plan.algo;
