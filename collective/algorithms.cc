@@ -381,19 +381,30 @@ Schedule linearScatter(int rank, int size, int root, std::size_t count, std::siz
   return s;
 }
 
-// Small blocks go straight to every peer in one round (one message's latency
-// instead of size - 1); this rank's own block is copied after it, so the first
-// round writes nothing before the argument check.
+// One round in which this rank sends `bytes` of its input to every peer, read
+// at from(i) for peer i, and receives as much from each into into(i). The
+// linear schedules below start with it: one message's latency instead of the
+// ring's size - 1 rounds; what they do locally comes after, so the first round
+// writes nothing before the argument check.
+template <typename From, typename Into>
+void exchangeWithEveryPeer(Schedule* s, int rank, int size, std::size_t bytes, From from,
+                           Into into) {
+  auto& round = s->round();
+  for (int i = 0; i < size; ++i) {
+    if (i == rank) continue;
+    round.push_back(send(i, Buf::kInput, from(i), bytes));
+    const Range to = into(i);
+    round.push_back(recv(i, to.buf, to.offset, bytes));
+  }
+}
+
 Schedule linearAllGather(int rank, int size, std::size_t count, std::size_t elem, bool inPlace) {
   Schedule s;
   s.algorithm = "linear";
   const std::size_t bytes = count * elem;
-  auto& round = s.round();
-  for (int i = 0; i < size; ++i) {
-    if (i == rank) continue;
-    round.push_back(send(i, Buf::kInput, 0, bytes));
-    round.push_back(recv(i, Buf::kOutput, static_cast<std::size_t>(i) * bytes, bytes));
-  }
+  exchangeWithEveryPeer(&s, rank, size, bytes, [](int) { return std::size_t{0}; }, [&](int i) {
+    return Range{Buf::kOutput, static_cast<std::size_t>(i) * bytes};
+  });
   const auto r = static_cast<std::size_t>(rank);
   if (!inPlace) s.round().push_back(copy({Buf::kInput, 0}, {Buf::kOutput, r * bytes}, bytes));
   return s;
@@ -403,13 +414,9 @@ Schedule linearAllToAll(int rank, int size, std::size_t count, std::size_t elem)
   Schedule s;
   s.algorithm = "linear";
   const std::size_t bytes = count * elem;
-  auto& round = s.round();
-  for (int i = 0; i < size; ++i) {
-    if (i == rank) continue;
-    const auto at = static_cast<std::size_t>(i) * bytes;
-    round.push_back(send(i, Buf::kInput, at, bytes));
-    round.push_back(recv(i, Buf::kOutput, at, bytes));
-  }
+  auto at = [&](int i) { return static_cast<std::size_t>(i) * bytes; };
+  exchangeWithEveryPeer(&s, rank, size, bytes, at,
+                        [&](int i) { return Range{Buf::kOutput, at(i)}; });
   const auto r = static_cast<std::size_t>(rank);
   s.round().push_back(copy({Buf::kInput, r * bytes}, {Buf::kOutput, r * bytes}, bytes));
   return s;
@@ -441,12 +448,9 @@ Schedule linearReduceScatter(int rank, int size, std::size_t count, std::size_t 
   const auto r = static_cast<std::size_t>(rank);
   s.scratchBytes = static_cast<std::size_t>(size - 1) * bytes;
   auto slot = [&](int i) { return static_cast<std::size_t>(i < rank ? i : i - 1) * bytes; };
-  auto& round = s.round();
-  for (int i = 0; i < size; ++i) {
-    if (i == rank) continue;
-    round.push_back(send(i, Buf::kInput, static_cast<std::size_t>(i) * bytes, bytes));
-    round.push_back(recv(i, Buf::kScratch, slot(i), bytes));
-  }
+  exchangeWithEveryPeer(&s, rank, size, bytes,
+                        [&](int i) { return static_cast<std::size_t>(i) * bytes; },
+                        [&](int i) { return Range{Buf::kScratch, slot(i)}; });
   auto& sum = s.round();
   sum.push_back(copy({Buf::kInput, r * bytes}, {Buf::kOutput, 0}, bytes));
   for (int i = 0; i < size; ++i) {
