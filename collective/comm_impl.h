@@ -42,7 +42,7 @@ class Communicator::Impl {
   Status validate(const collective::OpDesc& op, runtime::Stream* stream) const;
   /// Whether `op` runs on the calling thread; *algo is then the algorithm.
   bool runsInline(const collective::OpDesc& op, runtime::Stream* stream, std::uint64_t enqueued,
-                  std::uint64_t completed, collective::Algo* algo) const;
+                  std::uint64_t completed, collective::Algo* algo);
   Status split(int color, int key, std::unique_ptr<Impl>* out);
   void abort();
   Status asyncError() const;
@@ -104,6 +104,30 @@ class Communicator::Impl {
   std::uint64_t seq_ = 0;
   runtime::Stream* lastUserStream_ = nullptr;  // the caller's stream of the last op
   std::uint64_t lastUserEnqueued_ = 0;         // its task count right after that op
+  // The last fixed-size call that passed validate(), and what runsInline()
+  // derived from its arguments alone. A repeat of it (same arguments and
+  // stream, runtime::resourceGeneration() unchanged: no buffer or stream can
+  // have gone) skips both. enqueue() only.
+  struct CheckedCall {
+    collective::Coll coll = collective::Coll::kAllReduce;
+    const void* input = nullptr;
+    void* output = nullptr;
+    std::size_t count = 0;
+    DataType type = DataType::kFloat32;
+    ReduceOp op = ReduceOp::kSum;
+    int root = 0;
+    runtime::Stream* stream = nullptr;
+    std::uint64_t generation = 0;  // 0: nothing checked yet
+    bool small = false;            // runsInline's size condition, for `algo`
+    collective::Algo algo = collective::Algo::kAuto;
+    bool ownStreamLive = false;    // the communicator's stream_ was found live
+    bool repeats(const collective::OpDesc& o, runtime::Stream* s, std::uint64_t g) const {
+      return g == generation && s == stream && o.coll == coll && o.input == input &&
+             o.output == output && o.count == count && o.type == type && o.op == op &&
+             o.root == root && o.counts.empty() && o.items.empty();
+    }
+  };
+  CheckedCall checked_;
   int splits_ = 0;
   std::map<std::string, int> subComms_;  // sub-communicators made per rank list
   collective::DeviceArea scratch_{"communicator scratch memory"};

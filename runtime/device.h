@@ -126,6 +126,9 @@ class DeviceManager {
   std::map<std::uintptr_t, Import> imports_;  // keyed by user pointer
 };
 
+/// Advances resourceGeneration(): called by every change it covers.
+void noteResourceChange();
+
 /// The calling thread's current device id (-1 if none).
 int currentDeviceId();
 void setCurrentDeviceId(int id);

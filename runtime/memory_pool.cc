@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "common/error.h"
+#include "runtime/device.h"
 
 namespace cohort::runtime {
 
@@ -78,6 +79,7 @@ Status MemoryPool::allocate(std::size_t size, void** ptr) {
     const std::size_t end = start + rounded;
     if (end < blockOffset + blockSize) insertFreeLocked(end, blockOffset + blockSize - end);
     live_[start] = Block{rounded, size};
+    noteResourceChange();
     used_ += rounded;
     freedStarts_.erase(freedStarts_.lower_bound(start), freedStarts_.lower_bound(end));
     *ptr = base_ + start;
@@ -108,6 +110,7 @@ Status MemoryPool::free(void* ptr) {
   std::size_t size = live->second.rounded;
   used_ -= size;
   live_.erase(live);
+  noteResourceChange();
   freedStarts_.insert(offset);
   // Coalesce with the free neighbours.
   auto next = free_.lower_bound(start);
@@ -136,6 +139,7 @@ void MemoryPool::reset() {
   freedStarts_.clear();
   used_ = 0;
   insertFreeLocked(0, capacity_);
+  noteResourceChange();
 }
 
 bool MemoryPool::findAllocation(const void* p, char** base, std::size_t* size) const {

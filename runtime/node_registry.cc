@@ -20,6 +20,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "common/error.h"
@@ -44,7 +45,7 @@ std::int64_t coarseUnixMs() {
 }
 
 template <std::size_t N>
-void storeText(std::atomic<std::uint64_t> (&words)[N], const std::string& text) {
+void storeText(std::atomic<std::uint64_t> (&words)[N], std::string_view text) {
   std::uint64_t packed[N] = {};
   std::memcpy(packed, text.data(), std::min(text.size(), N * 8 - 1));
   for (std::size_t i = 0; i < N; ++i) words[i].store(packed[i], std::memory_order_relaxed);

@@ -145,6 +145,12 @@ Status streamGetDevice(Stream* stream, int* device);
 /// queued is done when completed reaches the enqueued count read before it.
 Status streamProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* completed);
 
+/// A counter that changes whenever memory is allocated or freed (device, pinned
+/// host or imported), a stream is destroyed or a device reset. What a caller
+/// derived from pointers and streams (a buffer that held enough bytes, a live
+/// stream of some device) stays true while the counter does not change. Lock-free.
+std::uint64_t resourceGeneration();
+
 /// A kernel: any host callable, run on the stream's worker with the stream's
 /// device current. A non-ok Status (or an exception) fails the stream.
 using Kernel = std::function<Status(Stream* stream)>;

@@ -291,6 +291,59 @@ TEST(CommTest, BadArgumentsAreRejectedBeforeAnythingIsQueued) {
   }));
 }
 
+// A call that repeats the last one skips the argument checks while no memory
+// or stream changed (runtime::resourceGeneration()). After a free and a
+// smaller allocation at the same address, or after its stream was destroyed,
+// the same call is checked again and fails on both ranks.
+TEST(CommTest, ARepeatedCallIsCheckedAgainOnceItsBufferOrStreamChanged) {
+  RankPool& pool = RankPool::shared(2);
+  ASSERT_OK(pool.initStatus());
+  constexpr std::size_t count = 1023;
+  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+    Communicator& c = pool.comm(r);
+    runtime::Stream* s = nullptr;
+    if (!runtime::streamCreate(&s).ok()) return "streamCreate";
+    void* buf = nullptr;
+    if (!runtime::deviceMalloc(&buf, count * 4).ok()) return "alloc";
+    auto* f = static_cast<float*>(buf);
+    std::string out;
+    for (int call = 0; call < 3; ++call) {  // the second and third are repeats
+      for (std::size_t i = 0; i < count; ++i) f[i] = static_cast<float>((r + 1) * (i % 97));
+      Status st = c.allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum, s);
+      if (st.ok()) st = runtime::streamSynchronize(s);
+      if (!st.ok()) return "call " + std::to_string(call) + ": " + st.toString();
+      for (std::size_t i = 0; i < count; ++i) {
+        if (f[i] != static_cast<float>(3 * (i % 97))) {
+          return "call " + std::to_string(call) + ": element " + std::to_string(i) + " is " +
+                 std::to_string(f[i]);
+        }
+      }
+    }
+    (void)runtime::deviceFree(buf);
+    void* smaller = nullptr;
+    if (!runtime::deviceMalloc(&smaller, 64).ok()) return "alloc 64";
+    if (smaller != buf) return "the pool did not reuse the address; the test needs it";
+    Status st = c.allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum, s);
+    if (st.code() != ErrorCode::kSizeOverflow ||
+        st.message().find("holds 64 bytes, the operation needs 4092") == std::string::npos) {
+      out += "\n after the free: " + st.toString();
+    }
+    (void)runtime::deviceFree(smaller);
+    if (!runtime::deviceMalloc(&buf, count * 4).ok()) return "alloc again";
+    st = c.allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum, s);
+    if (st.ok()) st = runtime::streamSynchronize(s);
+    if (!st.ok()) out += "\n a valid call after the failed one: " + st.toString();
+    (void)runtime::streamDestroy(s);
+    st = c.allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum, s);
+    if (st.code() != ErrorCode::kInvalidHandle ||
+        st.message().find("not a live stream") == std::string::npos) {
+      out += "\n on the destroyed stream: " + st.toString();
+    }
+    (void)runtime::deviceFree(buf);
+    return out;
+  }));
+}
+
 TEST(CommTest, AbortUnblocksAWaitingRankWithinASecond) {
   RankPool pool(2);
   ASSERT_OK(pool.initStatus());
