@@ -248,8 +248,8 @@ Deadline Communicator::Impl::execDeadline() const {
   const int s = Config::global().execTimeoutS;
   if (s == 0) return Deadline::never();
   const std::chrono::milliseconds limit(1000LL * s);
-  return Deadline::after(limit - std::min<std::chrono::milliseconds>(limit / 10,
-                                                                     std::chrono::seconds(1)));
+  return Deadline::afterCoarse(limit - std::min<std::chrono::milliseconds>(
+                                            limit / 10, std::chrono::seconds(1)));
 }
 
 // ---- Public construction ----

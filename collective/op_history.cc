@@ -155,6 +155,7 @@ const char* opStateName(OpState state) {
 OpHistory::OpHistory(std::string label, std::size_t capacity)
     : label_(std::move(label)), capacity_(std::max<std::size_t>(capacity, 2)) {
   records_.reserve(capacity_);
+  keys_.reserve(capacity_);
   static std::once_flag installed;
   std::call_once(installed, installReportSignal);
   std::lock_guard<std::mutex> lock(registry().mu);
@@ -167,33 +168,40 @@ OpHistory::~OpHistory() {
   reg.live.erase(std::remove(reg.live.begin(), reg.live.end(), this), reg.live.end());
 }
 
+namespace {
+constexpr int kClassShift = 62;
+constexpr std::uint64_t kIdMask = (std::uint64_t(1) << kClassShift) - 1;
+}  // namespace
+
+void OpHistory::setState(std::size_t index, OpState state) {
+  records_[index].state = state;
+  // Finished before queued, older before newer.
+  const std::uint64_t cls = state == OpState::kRunning ? 2 : state == OpState::kQueued ? 1 : 0;
+  keys_[index] = (cls << kClassShift) | (records_[index].id & kIdMask);
+}
+
 // A fresh record for `id`: a new slot while there is room, else the victim the
 // class comment describes (storage of the victim is reused).
-OpRecord& OpHistory::slotFor(std::uint64_t id, const OpDesc& op, OpRecord::Time now) {
-  OpRecord* victim = nullptr;
-  if (records_.size() < capacity_) {
-    victim = &records_.emplace_back();
+std::size_t OpHistory::slotFor(std::uint64_t id, const OpDesc& op, OpRecord::Time now) {
+  std::size_t victim = records_.size();
+  if (victim < capacity_) {
+    records_.emplace_back();
+    keys_.push_back(0);
   } else {
-    // Finished before queued, older before newer; at most one record is running
-    // and capacity_ >= 2, so it is never the smallest.
-    auto order = [](const OpRecord& r) {
-      const int cls = r.state == OpState::kRunning ? 2 : r.state == OpState::kQueued ? 1 : 0;
-      return std::make_pair(cls, r.id);
-    };
-    victim = &*std::min_element(
-        records_.begin(), records_.end(),
-        [&](const OpRecord& a, const OpRecord& b) { return order(a) < order(b); });
+    // At most one record is running and capacity_ >= 2, so it is never the smallest.
+    victim = static_cast<std::size_t>(std::min_element(keys_.begin(), keys_.end()) -
+                                      keys_.begin());
   }
-  OpRecord& r = *victim;
+  OpRecord& r = records_[victim];
   r.id = id;
   r.op = op;
   r.algorithm.clear();
-  r.state = OpState::kQueued;
   r.queued = now;
   r.started = r.ended = OpRecord::Time{};
   r.waitingFor.clear();
   r.error.clear();
-  return r;
+  setState(victim, OpState::kQueued);
+  return victim;
 }
 
 std::uint64_t OpHistory::queued(const OpDesc& op) {
@@ -204,40 +212,42 @@ std::uint64_t OpHistory::queued(const OpDesc& op) {
   return id;
 }
 
-OpRecord* OpHistory::find(std::uint64_t id) {
-  for (OpRecord& r : records_) {
-    if (r.id == id) return &r;
-  }
-  return nullptr;
+std::size_t OpHistory::indexOf(std::uint64_t id) const {
+  std::size_t i = 0;
+  while (i < keys_.size() && (keys_[i] & kIdMask) != (id & kIdMask)) ++i;
+  return i;
 }
 
 void OpHistory::started(std::uint64_t id, const OpDesc& op, const std::string& algorithm) {
   const auto now = system_clock::now();
   std::lock_guard<std::mutex> lock(mu_);
-  OpRecord* r = find(id);
-  if (r == nullptr) r = &slotFor(id, op, now);  // evicted while queued
-  r->state = OpState::kRunning;
-  r->algorithm = algorithm;
-  r->started = now;
+  std::size_t i = indexOf(id);
+  if (i == records_.size()) i = slotFor(id, op, now);  // evicted while queued, or reserved
+  OpRecord& r = records_[i];
+  setState(i, OpState::kRunning);
+  r.algorithm = algorithm;
+  r.started = now;
 }
 
 void OpHistory::waiting(std::uint64_t id, std::string what) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (OpRecord* r = find(id)) r->waitingFor = std::move(what);
+  const std::size_t i = indexOf(id);
+  if (i < records_.size()) records_[i].waitingFor = std::move(what);
 }
 
 void OpHistory::finished(std::uint64_t id, const Status& status) {
   const auto now = system_clock::now();
   std::lock_guard<std::mutex> lock(mu_);
-  if (OpRecord* r = find(id)) {
-    if (r->state == OpState::kQueued) r->started = now;  // failed before it ran
-    r->state = status.ok() ? OpState::kDone : OpState::kFailed;
-    r->ended = now;
-    if (status.ok())
-      r->waitingFor.clear();
-    else
-      r->error = status.toString();
-  }
+  const std::size_t i = indexOf(id);
+  if (i == records_.size()) return;
+  OpRecord& r = records_[i];
+  if (r.state == OpState::kQueued) r.started = now;  // failed before it ran
+  setState(i, status.ok() ? OpState::kDone : OpState::kFailed);
+  r.ended = now;
+  if (status.ok())
+    r.waitingFor.clear();
+  else
+    r.error = status.toString();
 }
 
 std::vector<OpRecord> OpHistory::snapshot() const {

@@ -80,14 +80,19 @@ class OpHistory {
   };
 
  private:
-  // Both need mu_ held.
-  OpRecord* find(std::uint64_t id);  // null once evicted
-  OpRecord& slotFor(std::uint64_t id, const OpDesc& op, OpRecord::Time now);
+  // All need mu_ held.
+  std::size_t indexOf(std::uint64_t id) const;  // records_.size() once evicted
+  std::size_t slotFor(std::uint64_t id, const OpDesc& op, OpRecord::Time now);
+  void setState(std::size_t index, OpState state);
 
   const std::string label_;
   const std::size_t capacity_;
   mutable std::mutex mu_;
   std::vector<OpRecord> records_;  // in no particular order; at most capacity_
+  // keys_[i] describes records_[i]: its eviction class (0 finished, 1 queued,
+  // 2 running) in the top bits, its id below. Every call looks records up and
+  // chooses victims here: 16 keys are two cache lines, 16 records are 16.
+  std::vector<std::uint64_t> keys_;
   std::atomic<std::uint64_t> nextId_{1};
 };
 

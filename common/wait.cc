@@ -14,6 +14,14 @@
 
 namespace cohort {
 
+Deadline Deadline::afterCoarse(std::chrono::nanoseconds d) {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);  // the clock steady_clock reads, coarsely
+  const auto now = Clock::time_point(std::chrono::duration_cast<Clock::duration>(
+      std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec)));
+  return Deadline(now + d);
+}
+
 Deadline Deadline::afterMs(long timeoutMs) {
   if (timeoutMs < 0) return never();
   return after(std::chrono::milliseconds(timeoutMs));

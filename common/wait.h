@@ -22,6 +22,10 @@ class Deadline {
  public:
   static Deadline never() { return Deadline(Clock::time_point::max()); }
   static Deadline after(std::chrono::nanoseconds d) { return Deadline(Clock::now() + d); }
+  /// after(d) from a reading of the clock that may lag by up to a scheduler tick
+  /// (a few ms), at a fraction of the cost: for deadlines of seconds set on
+  /// every call.
+  static Deadline afterCoarse(std::chrono::nanoseconds d);
   /// timeoutMs < 0: never; 0: already expired (poll); > 0: that many ms from now.
   static Deadline afterMs(long timeoutMs);
   bool isNever() const { return at_ == Clock::time_point::max(); }
