@@ -128,6 +128,25 @@ class Communicator::Impl {
     }
   };
   CheckedCall checked_;
+  // runSchedule()'s last schedule and the shape of call it was built for
+  // (operations run one at a time: on the stream, or inline while it is idle).
+  struct ScheduleKey {
+    bool cacheable = false;  // fixed-size collective: the fields below say it all
+    collective::Coll coll = collective::Coll::kAllReduce;
+    collective::Algo algo = collective::Algo::kAuto;
+    std::size_t count = 0;
+    DataType type = DataType::kFloat32;
+    int root = 0;
+    std::uintptr_t inputFromOutput = 0;  // input address minus output address
+    std::size_t buffSize = 0;
+    bool operator==(const ScheduleKey& o) const {
+      return cacheable && o.cacheable && coll == o.coll && algo == o.algo && count == o.count &&
+             type == o.type && root == o.root && inputFromOutput == o.inputFromOutput &&
+             buffSize == o.buffSize;
+    }
+  };
+  ScheduleKey scheduleKey_;
+  collective::Schedule schedule_;
   int splits_ = 0;
   std::map<std::string, int> subComms_;  // sub-communicators made per rank list
   collective::DeviceArea scratch_{"communicator scratch memory"};

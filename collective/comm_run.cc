@@ -194,7 +194,23 @@ Status Communicator::Impl::runSendRecv(const OpDesc& op, Deadline deadline) {
 }
 
 Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline deadline) {
-  const Schedule sched = buildSchedule(op, algo, rank, size);
+  // A schedule depends on the shape of the call (not on where its buffers are,
+  // but on where the input lies from the output: in place or not): a repeated
+  // shape reuses the last one, without its allocations.
+  const ScheduleKey key{op.counts.empty() && op.items.empty(),
+                        op.coll,
+                        algo,
+                        op.count,
+                        op.type,
+                        op.root,
+                        reinterpret_cast<std::uintptr_t>(op.input) -
+                            reinterpret_cast<std::uintptr_t>(op.output),
+                        Config::global().buffSize};
+  if (!key.cacheable || !(key == scheduleKey_)) {
+    schedule_ = buildSchedule(op, algo, rank, size);
+    scheduleKey_ = key;
+  }
+  const Schedule& sched = schedule_;
   collective::ExecBuffers bufs;
   bufs.input = static_cast<const char*>(op.input);
   bufs.output = static_cast<char*>(op.output);

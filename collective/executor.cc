@@ -74,13 +74,13 @@ int firstDifference(const ArgumentCheck& check) {
   return -1;
 }
 
-Status compareCheck(const ArgumentCheck& check, int rank, const std::string& what) {
+Status compareCheck(const ArgumentCheck& check, int rank, const OpDesc& op) {
   const int i = firstDifference(check);
   if (i < 0) return Status::Ok();
   const auto k = static_cast<std::size_t>(i);
   return makeError(ErrorCode::kMismatch,
                    "mismatched collective between rank {} and rank {}: {} (this rank: {})", rank,
-                   check.peers[k], fingerprintDiff(check.mine, check.theirs[k]), what);
+                   check.peers[k], fingerprintDiff(check.mine, check.theirs[k]), op.describe());
 }
 
 // Whether the first round can travel with the argument check: until the check
@@ -167,19 +167,27 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
                const std::vector<transport::Connection*>& conns,
                const transport::Reduction& reduction, const OpDesc& op, int rank, Deadline deadline,
                const std::atomic<bool>* abort) {
-  const std::string what = op.describe();
+  // Every text naming the operation or a round is made only on a failure or a
+  // slow wait (transport::WaitLabel): a small operation's steps take microseconds.
   const transport::WaitControl control = waitControl(abort);
   for (const auto& round : schedule.rounds) {
     for (const Step& s : round) {
       if (s.peer >= 0 && (static_cast<std::size_t>(s.peer) >= conns.size() || conns[s.peer] == nullptr)) {
-        return makeError(ErrorCode::kInternal, "{}: no connection to rank {}", what, s.peer);
+        return makeError(ErrorCode::kInternal, "{}: no connection to rank {}", op.describe(), s.peer);
       }
     }
   }
-  ArgumentCheck check;
+  // Kept by the thread between calls, so that a small operation allocates
+  // nothing here. A failed call may leave a receive posted into `check`: its
+  // connection is ended then, and the memory stays valid anyway.
+  static thread_local ArgumentCheck check;
+  static thread_local std::vector<transport::Connection*> active;
+  check.peers.clear();
+  check.conns.clear();
+  check.recvNumber.clear();
+  active.clear();
   COHORT_RETURN_IF_ERROR(postCheck(schedule, conns, op, &check));
   std::size_t first = 0;
-  std::vector<transport::Connection*> active;
   if (!check.conns.empty() && fusable(schedule)) {
     // The first round goes with the check; its receives are held aside until
     // every fingerprint has matched. A mismatch of sizes fails the transfers
@@ -198,38 +206,42 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
     active = check.conns;
     Status st = postRound(schedule.rounds[0], buffers, conns, reduction, held.data(), &active);
     if (!st.ok()) {
-      st = makeError(st.code(), "{} ({} round 0): {}", what, schedule.algorithm, st.message());
+      st = makeError(st.code(), "{} ({} round 0): {}", op.describe(), schedule.algorithm,
+                     st.message());
     } else {
       // A peer whose arguments differ may never send its data: stop waiting
       // as soon as its fingerprint is here.
       transport::WaitControl checking = control;
       checking.stopEarly = [&check] { return firstDifference(check) >= 0; };
-      st = transport::waitIdle(active.data(), active.size(), deadline,
-                               fmt::format("{} ({} round 0, with the argument check)", what,
-                                           schedule.algorithm),
-                               checking);
+      const auto label = [&] {
+        return fmt::format("{} ({} round 0, with the argument check)", op.describe(),
+                           schedule.algorithm);
+      };
+      st = transport::waitIdle(active.data(), active.size(), deadline, label, checking);
     }
-    COHORT_RETURN_IF_ERROR(compareCheck(check, rank, what));
+    COHORT_RETURN_IF_ERROR(compareCheck(check, rank, op));
     COHORT_RETURN_IF_ERROR(st);
     applyHeld(schedule.rounds[0], buffers, reduction, held.data());
     first = 1;
   } else if (!check.conns.empty()) {
     trace::Span span("algorithm", "fingerprint check");
-    COHORT_RETURN_IF_ERROR(transport::waitIdle(check.conns.data(), check.conns.size(), deadline,
-                                               what + " (argument check)", control));
-    COHORT_RETURN_IF_ERROR(compareCheck(check, rank, what));
+    const auto label = [&] { return op.describe() + " (argument check)"; };
+    COHORT_RETURN_IF_ERROR(
+        transport::waitIdle(check.conns.data(), check.conns.size(), deadline, label, control));
+    COHORT_RETURN_IF_ERROR(compareCheck(check, rank, op));
   }
   for (std::size_t r = first; r < schedule.rounds.size(); ++r) {
     active.clear();
     const auto& round = schedule.rounds[r];
     trace::Span span("algorithm", trace::enabled() ? fmt::format("{} round {}", schedule.algorithm, r)
                                                    : std::string());
+    const auto label = [&] {
+      return fmt::format("{} ({} round {})", op.describe(), schedule.algorithm, r);
+    };
     Status st = postRound(round, buffers, conns, reduction, nullptr, &active);
-    if (!st.ok()) return makeError(st.code(), "{} ({} round {}): {}", what, schedule.algorithm, r, st.message());
+    if (!st.ok()) return makeError(st.code(), "{}: {}", label(), st.message());
     if (active.empty()) continue;
-    st = transport::waitIdle(active.data(), active.size(), deadline,
-                             fmt::format("{} ({} round {})", what, schedule.algorithm, r),
-                             control);
+    st = transport::waitIdle(active.data(), active.size(), deadline, label, control);
     if (!st.ok()) return st;
   }
   return Status::Ok();

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <type_traits>
 
 #include "cohort/status.h"
 #include "common/wait.h"
@@ -90,10 +91,36 @@ struct WaitControl {
   std::function<bool()> stopEarly;
 };
 
+/// What a wait is for ("allreduce #3 (ring round 2)"), as its errors and slow-wait
+/// reports name it: text, or a callable that makes the text only when one of
+/// them needs it (formatting it for every step of every small operation cost
+/// more than the step's own bookkeeping). Refers to the text or callable it was
+/// made from, so it lives as a call's argument only.
+class WaitLabel {
+ public:
+  WaitLabel(const std::string& text) : text_(&text) {}  // NOLINT(runtime/explicit)
+  WaitLabel(const char* text) : chars_(text) {}         // NOLINT(runtime/explicit)
+  template <typename Make,
+            typename = std::enable_if_t<std::is_invocable_r_v<std::string, const Make&>>>
+  WaitLabel(const Make& make)  // NOLINT(runtime/explicit)
+      : maker_(&make),
+        make_([](const void* m) -> std::string { return (*static_cast<const Make*>(m))(); }) {}
+
+  std::string str() const {
+    return text_ != nullptr ? *text_ : chars_ != nullptr ? std::string(chars_) : make_(maker_);
+  }
+
+ private:
+  const std::string* text_ = nullptr;
+  const char* chars_ = nullptr;
+  const void* maker_ = nullptr;
+  std::string (*make_)(const void*) = nullptr;
+};
+
 /// Posts nothing; drives `conns` until all are idle, spinning, then yielding, then
 /// sleeping on their wait hints. On the deadline: kTimeout naming the peer(s)
 /// still pending and `what` (the operation and step).
 Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
-                const std::string& what, const WaitControl& control = WaitControl());
+                const WaitLabel& what, const WaitControl& control = WaitControl());
 
 }  // namespace cohort::transport

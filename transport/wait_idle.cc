@@ -38,13 +38,13 @@ std::uint64_t completions(Connection* const* conns, std::size_t count) {
 }
 
 // Progresses every busy connection once; *idle when none is left busy.
-Status advance(Connection* const* conns, std::size_t count, const std::string& what, bool* idle) {
+Status advance(Connection* const* conns, std::size_t count, const WaitLabel& what, bool* idle) {
   *idle = true;
   for (std::size_t i = 0; i < count; ++i) {
     Connection* c = conns[i];
     if (c->idle()) continue;
     Status s = c->progress();
-    if (!s.ok()) return Status(s.code(), what + ": " + s.message());
+    if (!s.ok()) return Status(s.code(), what.str() + ": " + s.message());
     *idle = *idle && c->idle();
   }
   return Status::Ok();
@@ -64,14 +64,14 @@ std::string describePending(Connection* const* conns, std::size_t count) {
   return pending;
 }
 
-Status timedOut(Connection* const* conns, std::size_t count, const std::string& what,
+Status timedOut(Connection* const* conns, std::size_t count, const WaitLabel& what,
                 Clock::duration waited) {
-  return makeError(ErrorCode::kTimeout, "{}: timed out after {:.1f} s waiting for {}", what,
+  return makeError(ErrorCode::kTimeout, "{}: timed out after {:.1f} s waiting for {}", what.str(),
                    std::chrono::duration<double>(waited).count(), describePending(conns, count));
 }
 
-Status aborted(Connection* const* conns, std::size_t count, const std::string& what) {
-  return makeError(ErrorCode::kAborted, "{}: aborted on this rank while waiting for {}", what,
+Status aborted(Connection* const* conns, std::size_t count, const WaitLabel& what) {
+  return makeError(ErrorCode::kAborted, "{}: aborted on this rank while waiting for {}", what.str(),
                    describePending(conns, count));
 }
 
@@ -143,7 +143,7 @@ void sleepOn(const Hints& h, Deadline deadline) {
 }  // namespace
 
 Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
-                const std::string& what, const WaitControl& control) {
+                const WaitLabel& what, const WaitControl& control) {
   static thread_local const WaitPolicy policy = WaitPolicy::fromConfig();
   const auto start = Clock::now();
   auto stageStart = start;
@@ -173,7 +173,7 @@ Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
       return aborted(conns, count, what);
     }
     if (control.onSlow && now >= nextReport) {
-      control.onSlow(what, describePending(conns, count));
+      control.onSlow(what.str(), describePending(conns, count));
       nextReport = now + kReportEvery;
     }
     const std::int64_t waited = std::chrono::nanoseconds(now - stageStart).count();
