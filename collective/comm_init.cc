@@ -427,6 +427,7 @@ void Communicator::abort() { impl_->abort(); }
 Status Communicator::setAlgorithm(const std::string& spec) {
   Status s = runtime::streamSynchronize(impl_->stream_);
   if (!s.ok()) return recordError(s);
+  impl_->checked_ = Impl::CheckedCall{};  // it holds the algorithm the last call chose
   return recordError(collective::AlgoOverrides::parse(spec, &impl_->overrides_));
 }
 Status Communicator::asyncError() const { return impl_->asyncError(); }

@@ -193,9 +193,10 @@ constexpr std::size_t kInlineScheduleBytes = 64 << 10;
 // stream's worker -> inline: allreduce 64 KiB 2 ranks 8.8 -> 12.0, 4 ranks
 // 2.2 -> 5.8; 256 KiB 11.5 -> 20.0 and 5.2 -> 9.5; broadcast 64 KiB 2 ranks
 // 15.2 -> 19.3. Once small calls lost their bookkeeping (ec08f1b), larger ones
-// gained too, 2 ranks, medians of 5-7, limit 512 KiB -> 2 MiB -> 8 MiB: 1 MiB allgather 19.2 -> 21.1, alltoall
-// 20.3 -> 22.5, broadcast 77 -> 87; 4 MiB allgather 16.1 -> 18.5, allreduce
-// 13.0 -> 15.7, alltoall 13.7 -> 15.7 (the caller blocks up to ~0.3 ms).
+// gained too, 2 ranks, medians of 5-7, limit 512 KiB -> 2 MiB -> 8 MiB: 1 MiB
+// allgather 19.2 -> 21.1, alltoall 20.3 -> 22.5, broadcast 77 -> 87; 4 MiB
+// allgather 16.1 -> 18.5, allreduce 13.0 -> 15.7, alltoall 13.7 -> 15.7 (the
+// caller blocks up to ~0.3 ms).
 constexpr std::size_t kInlineMeshBytes = 8 << 20;
 // With more ranks than processors every hand-off to the worker is a wait for
 // a processor: allreduce 1 MiB busbw GB/s, 3 interleaved runs, worker ->

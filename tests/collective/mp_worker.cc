@@ -58,7 +58,29 @@ int check(Communicator& comm) {
       (void)runtime::deviceFree(out);
     }
   }
-  std::printf("rank %d: check OK (%s)\n", r, comm.lastChoice().c_str());
+  // A repeated call skips the checks and the algorithm choice it made last
+  // time (communicator.h's setAlgorithm must still switch it): the same small
+  // allreduce, twice as chosen, then forced onto the ring.
+  const std::string chosen = comm.lastChoice();
+  void *in = nullptr, *out = nullptr;
+  constexpr std::size_t kCount = 255;
+  if (!runtime::deviceMalloc(&in, kCount * 4).ok() || !runtime::deviceMalloc(&out, kCount * 4).ok()) return 3;
+  for (const char* spec : {"", "", "allreduce=ring"}) {
+    Status st = comm.setAlgorithm(spec);
+    for (std::size_t i = 0; i < kCount; ++i) testing::encode(DataType::kFloat32, testing::inputValue(ReduceOp::kSum, r, i), static_cast<char*>(in) + i * 4);
+    if (st.ok()) st = comm.allReduce(in, out, kCount, DataType::kFloat32, ReduceOp::kSum, s);
+    if (st.ok()) st = runtime::streamSynchronize(s);
+    if (!st.ok()) return fail(r, std::string("allreduce after setAlgorithm('") + spec + "')", st);
+    const std::string bad = testing::compare(DataType::kFloat32, out, kCount, [&](std::size_t i) { return testing::expectedReduce(ReduceOp::kSum, n, i); });
+    if (!bad.empty()) return fail(r, std::string("allreduce after setAlgorithm('") + spec + "'): " + bad, Status());
+    if (*spec != '\0' && comm.lastChoice().find("allreduce=ring") != 0) {
+      return fail(r, std::string("after setAlgorithm('") + spec + "') the call ran " + comm.lastChoice(), Status());
+    }
+  }
+  (void)comm.setAlgorithm("");
+  (void)runtime::deviceFree(in);
+  (void)runtime::deviceFree(out);
+  std::printf("rank %d: check OK (%s)\n", r, chosen.c_str());
   return 0;
 }
 
