@@ -159,6 +159,26 @@ TEST(WaitIdle, SlowWaitsAreReported) {
       << reports[0];
 }
 
+// A label given as a callable is made only when a failure or a slow wait needs
+// it: never on a wait that ends well, once per use on one that fails.
+TEST(WaitIdle, ALazyLabelIsMadeOnlyWhenNeeded) {
+  int made = 0;
+  const auto label = [&] {
+    ++made;
+    return std::string("broadcast #7 (tree round 1)");
+  };
+  FakeConnection done(3);
+  Connection* idle[] = {&done};
+  EXPECT_OK(waitIdle(idle, 1, Deadline::afterMs(1000), label));
+  EXPECT_EQ(made, 0);
+  FakeConnection late(6);
+  ASSERT_OK(late.postSend(nullptr, 0));
+  Connection* pending[] = {&late};
+  EXPECT_ERROR(waitIdle(pending, 1, Deadline::afterMs(50), label), kTimeout,
+               "broadcast #7 (tree round 1): timed out after");
+  EXPECT_EQ(made, 1);
+}
+
 // stopEarly is asked when an operation completes: the wait then returns Ok with
 // the other operation still pending; without a completion it is never asked.
 TEST(WaitIdle, StopEarlyEndsTheWaitAfterACompletion) {
