@@ -163,7 +163,12 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
     // Nothing is pending on either stream: the result is there when this
     // returns, with no thread hand-off (what a small call costs otherwise).
     Status s = runOp(op, history_->reserve(), algo);
-    if (!s.ok()) setAsyncError(s);
+    if (!s.ok()) {
+      setAsyncError(s);
+      // The failure is the caller's stream's too, as if the operation had run
+      // there: synchronizing it reports the error (HCCL's failed task).
+      (void)runtime::launchKernel(stream, [s](runtime::Stream*) { return s; });
+    }
     return s;
   }
   if (completed != enqueued && !(stream == lastUserStream_ && enqueued == lastUserEnqueued_)) {
