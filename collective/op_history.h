@@ -91,7 +91,7 @@ class OpHistory {
   std::vector<OpRecord> records_;  // in no particular order; at most capacity_
   // keys_[i] describes records_[i]: its eviction class (0 finished, 1 queued,
   // 2 running) in the top bits, its id below. Every call looks records up and
-  // chooses victims here: 16 keys are two cache lines, 16 records are 16.
+  // chooses victims here: 16 keys are two cache lines, 16 records some 80.
   std::vector<std::uint64_t> keys_;
   std::atomic<std::uint64_t> nextId_{1};
 };
