@@ -197,7 +197,7 @@ constexpr std::size_t kInlineScheduleBytes = 64 << 10;
 // the caller's wait and the peer. Measured interleaved, busbw GB/s on the
 // stream's worker -> inline: allreduce 64 KiB 2 ranks 8.8 -> 12.0, 4 ranks
 // 2.2 -> 5.8; 256 KiB 11.5 -> 20.0 and 5.2 -> 9.5; broadcast 64 KiB 2 ranks
-// 15.2 -> 19.3. Once small calls lost their bookkeeping (ec08f1b), larger ones
+// 15.2 -> 19.3. Once small calls lost their bookkeeping (b13d38b), larger ones
 // gained too, 2 ranks, medians of 5-7, limit 512 KiB -> 2 MiB -> 8 MiB: 1 MiB
 // allgather 19.2 -> 21.1, alltoall 20.3 -> 22.5, broadcast 77 -> 87; 4 MiB
 // allgather 16.1 -> 18.5, allreduce 13.0 -> 15.7, alltoall 13.7 -> 15.7 (the
