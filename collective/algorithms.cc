@@ -365,19 +365,28 @@ Schedule linearGather(int rank, int size, int root, std::size_t count, std::size
   return s;
 }
 
+// One round from the root to every other rank: a non-root receives `bytes`
+// into its output at 0; the root sends peer i the bytes of `src` at at(i).
+template <typename At>
+void rootToEveryPeer(std::vector<Step>* round, int rank, int size, int root, std::size_t bytes,
+                     Buf src, At at) {
+  if (rank != root) {
+    round->push_back(recv(root, Buf::kOutput, 0, bytes));
+    return;
+  }
+  for (int i = 0; i < size; ++i) {
+    if (i != root) round->push_back(send(i, src, at(i), bytes));
+  }
+}
+
 Schedule linearScatter(int rank, int size, int root, std::size_t count, std::size_t elem) {
   Schedule s;
   s.algorithm = "linear";
   const std::size_t bytes = count * elem;
   auto& round = s.round();
-  if (rank != root) {
-    round.push_back(recv(root, Buf::kOutput, 0, bytes));
-    return s;
-  }
-  round.push_back(copy({Buf::kInput, static_cast<std::size_t>(root) * bytes}, {Buf::kOutput, 0}, bytes));
-  for (int i = 0; i < size; ++i) {
-    if (i != root) round.push_back(send(i, Buf::kInput, static_cast<std::size_t>(i) * bytes, bytes));
-  }
+  auto at = [&](int i) { return static_cast<std::size_t>(i) * bytes; };
+  if (rank == root) round.push_back(copy({Buf::kInput, at(root)}, {Buf::kOutput, 0}, bytes));
+  rootToEveryPeer(&round, rank, size, root, bytes, Buf::kInput, at);
   return s;
 }
 
@@ -427,15 +436,8 @@ Schedule linearAllToAll(int rank, int size, std::size_t count, std::size_t elem)
 Schedule linearBroadcast(int rank, int size, int root, std::size_t count, std::size_t elem) {
   Schedule s;
   s.algorithm = "linear";
-  const std::size_t bytes = count * elem;
-  auto& round = s.round();
-  if (rank != root) {
-    round.push_back(recv(root, Buf::kOutput, 0, bytes));
-    return s;
-  }
-  for (int i = 0; i < size; ++i) {
-    if (i != root) round.push_back(send(i, Buf::kOutput, 0, bytes));
-  }
+  rootToEveryPeer(&s.round(), rank, size, root, count * elem, Buf::kOutput,
+                  [](int) { return std::size_t{0}; });
   return s;
 }
 
