@@ -41,8 +41,10 @@ class Communicator::Impl {
                collective::Algo chosen = collective::Algo::kAuto);
   Status validate(const collective::OpDesc& op, runtime::Stream* stream) const;
   /// Whether `op` runs on the calling thread; *algo is then the algorithm.
-  bool runsInline(const collective::OpDesc& op, runtime::Stream* stream, std::uint64_t enqueued,
-                  std::uint64_t completed, collective::Algo* algo);
+  /// `repeat`: checked_ describes this call, so what depends on its arguments
+  /// alone (the algorithm, the size decision) is reused from there.
+  bool runsInline(const collective::OpDesc& op, runtime::Stream* stream, bool repeat,
+                  std::uint64_t enqueued, std::uint64_t completed, collective::Algo* algo);
   Status split(int color, int key, std::unique_ptr<Impl>* out);
   void abort();
   Status asyncError() const;

@@ -136,12 +136,15 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
                      failed.message());
   }
   trace::Span span("enqueue", collName(op.coll));
+  // `known`: checked_ describes this call (repeated, or checked just now).
   const std::uint64_t generation = runtime::resourceGeneration();
-  if (!checked_.repeats(op, stream, generation)) {
+  bool known = checked_.repeats(op, stream, generation);
+  if (!known) {
     COHORT_RETURN_IF_ERROR(validate(op, stream));
     if (op.counts.empty() && op.items.empty()) {
       checked_ = CheckedCall{op.coll, op.input, op.output, op.count, op.type,
                              op.op,   op.root,  stream,    generation};
+      known = true;
     }
   }
   if (tGroupDepth > 0) {
@@ -156,10 +159,9 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   // operation is our own wait for that operation (which the communicator's
   // in-order stream implies). Skipping it saves a thread hand-off per call.
   std::uint64_t enqueued = 0, completed = 0;
-  COHORT_RETURN_IF_ERROR(progressOf(stream, checked_.repeats(op, stream, generation),
-                                    &enqueued, &completed));
+  COHORT_RETURN_IF_ERROR(progressOf(stream, known, &enqueued, &completed));
   collective::Algo algo = collective::Algo::kAuto;
-  if (runsInline(op, stream, enqueued, completed, &algo)) {
+  if (runsInline(op, stream, known, enqueued, completed, &algo)) {
     // Nothing is pending on either stream: the result is there when this
     // returns, with no thread hand-off (what a small call costs otherwise).
     Status s = runOp(op, history_->reserve(), algo);
@@ -216,12 +218,10 @@ constexpr std::size_t kInlineMeshCrowdedBytes = 2 << 20;
 // block in one of them): the mesh's staged path or a direct mesh operation of
 // at most kInlineMeshBytes (kInlineMeshCrowdedBytes with more ranks than
 // processors), or a schedule of at most kInlineScheduleBytes in and out.
-bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream,
+bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream, bool repeat,
                                     std::uint64_t enqueued, std::uint64_t completed,
                                     collective::Algo* algo) {
   if (!inlineSmall_ || op.coll == Coll::kSendRecv) return false;
-  // What depends on the arguments alone is reused by a repeated call (below).
-  const bool repeat = checked_.repeats(op, stream, checked_.generation);
   std::uint64_t commEnqueued = 0, commCompleted = 0;
   if (!progressOf(stream_, repeat && checked_.ownStreamLive, &commEnqueued, &commCompleted)
            .ok()) {
