@@ -128,7 +128,8 @@ Block blockOf(std::size_t total, int parts, int i) {
   return Block{k * base + (k < extra ? k : extra), base + (k < extra ? 1 : 0)};
 }
 
-Schedule ringAllReduce(int rank, int size, std::size_t count, std::size_t elem, bool inPlace) {
+Schedule ringAllReduce(int rank, int size, std::size_t count, std::size_t elem, bool inPlace,
+                       std::size_t chunkBytes) {
   Schedule s;
   s.algorithm = "ring";
   if (size == 1) {
@@ -136,23 +137,39 @@ Schedule ringAllReduce(int rank, int size, std::size_t count, std::size_t elem, 
     return s;
   }
   const int next = mod(rank + 1, size), prev = mod(rank - 1, size);
-  auto bytesOf = [&](int b) { return blockOf(count, size, b).count * elem; };
-  auto offOf = [&](int b) { return blockOf(count, size, b).offset * elem; };
-  // Reduce-scatter lap: a block is first sent straight from the input; each
-  // arriving partial sum is reduced with this rank's input into the output.
-  for (int step = 0; step < size - 1; ++step) {
-    const int sb = mod(rank - step, size), rb = mod(rank - step - 1, size);
+  // Every block is cut into the same number of chunks; chunk k of block b is
+  // elements blockOf(length of b, chunks, k) of it.
+  const std::size_t largest = blockOf(count, size, 0).count * elem;
+  const std::size_t chunks =
+      chunkBytes == 0 || largest <= chunkBytes ? 1 : (largest + chunkBytes - 1) / chunkBytes;
+  auto piece = [&](int b, std::size_t k) {
+    const Block block = blockOf(count, size, b);
+    const Block c = blockOf(block.count, static_cast<int>(chunks), static_cast<int>(k));
+    return Block{(block.offset + c.offset) * elem, c.count * elem};
+  };
+  // Step j < size - 1 is the reduce-scatter lap: a block is first sent straight
+  // from the input; each arriving partial sum is reduced with this rank's input
+  // into the output. The allgather lap follows (this rank owns block rank+1).
+  // Chunk k takes step j in round k + j, so a chunk just reduced is sent on
+  // while it is still in cache, and every round after the first few moves a
+  // chunk of every step.
+  const std::size_t steps = 2 * static_cast<std::size_t>(size - 1);
+  for (std::size_t t = 0; t + 1 < chunks + steps; ++t) {
     auto& round = s.round();
-    round.push_back(send(next, step == 0 ? Buf::kInput : Buf::kOutput, offOf(sb), bytesOf(sb)));
-    round.push_back(recvReduce(prev, {Buf::kInput, offOf(rb)}, {Buf::kOutput, offOf(rb)},
-                               bytesOf(rb)));
-  }
-  // Allgather lap: this rank owns block rank+1.
-  for (int step = 0; step < size - 1; ++step) {
-    const int sb = mod(rank + 1 - step, size), rb = mod(rank - step, size);
-    auto& round = s.round();
-    round.push_back(send(next, Buf::kOutput, offOf(sb), bytesOf(sb)));
-    round.push_back(recv(prev, Buf::kOutput, offOf(rb), bytesOf(rb)));
+    for (std::size_t k = t + 1 > steps ? t + 1 - steps : 0; k <= t && k < chunks; ++k) {
+      const int j = static_cast<int>(t - k);
+      if (j < size - 1) {
+        const Block sb = piece(mod(rank - j, size), k), rb = piece(mod(rank - j - 1, size), k);
+        round.push_back(send(next, j == 0 ? Buf::kInput : Buf::kOutput, sb.offset, sb.count));
+        round.push_back(recvReduce(prev, {Buf::kInput, rb.offset}, {Buf::kOutput, rb.offset},
+                                   rb.count));
+      } else {
+        const int g = j - (size - 1);
+        const Block sb = piece(mod(rank + 1 - g, size), k), rb = piece(mod(rank - g, size), k);
+        round.push_back(send(next, Buf::kOutput, sb.offset, sb.count));
+        round.push_back(recv(prev, Buf::kOutput, rb.offset, rb.count));
+      }
+    }
   }
   return s;
 }

@@ -100,7 +100,8 @@ Schedule buildSchedule(const OpDesc& op, Algo algo, int rank, int size) {
   switch (op.coll) {
     case Coll::kAllReduce:
       if (algo != Algo::kHalvingDoubling) {
-        return collective::ringAllReduce(rank, size, op.count, e, op.inPlace());
+        return collective::ringAllReduce(rank, size, op.count, e, op.inPlace(),
+                                         collective::kRingChunkBytes);
       }
       return op.count * e <= collective::kRecursiveDoublingMax
                  ? collective::recursiveDoublingAllReduce(rank, size, op.count, e, op.inPlace())

@@ -212,7 +212,7 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
       // A peer whose arguments differ may never send its data: stop waiting
       // as soon as its fingerprint is here.
       transport::WaitControl checking = control;
-      checking.stopEarly = [&check] { return firstDifference(check) >= 0; };
+      checking.stopEarly = [] { return firstDifference(check) >= 0; };  // this thread's check
       const auto label = [&] {
         return fmt::format("{} ({} round 0, with the argument check)", op.describe(),
                            schedule.algorithm);

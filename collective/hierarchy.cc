@@ -115,7 +115,8 @@ Status Communicator::Impl::runHierarchical(const OpDesc& op, Deadline deadline) 
         const Schedule sched =
             count * e <= kCrossHalvingDoublingMax
                 ? collective::halvingDoublingAllReduce(crossRank_, n, count, e, true)
-                : collective::ringAllReduce(crossRank_, n, count, e, true);
+                : collective::ringAllReduce(crossRank_, n, count, e, true,
+                                              collective::kRingChunkBytes);
         return runCross(sched, part(op, Coll::kAllReduce, slice, slice, count, 0), slice, slice,
                         deadline);
       };

@@ -104,16 +104,18 @@ std::int32_t intAt(const std::vector<char>& b, std::size_t i) {
 const std::size_t kCounts[] = {0, 1, 2, 7, 13, 1000, 1023};
 
 TEST(ScheduleTest, AllReduceRingAndHalvingDoubling) {
-  for (int algo = 0; algo < 3; ++algo) {
+  for (int algo = 0; algo < 4; ++algo) {
     for (int n = 1; n <= 9; ++n) {
       for (std::size_t count : kCounts) {
         for (bool inPlace : {false, true}) {
           std::vector<Schedule> sc;
           std::vector<RankState> st(n);
           for (int r = 0; r < n; ++r) {
+            // algo 3: the ring pipelined in chunks of 3 elements (12 bytes).
             sc.push_back(algo == 0   ? ringAllReduce(r, n, count, 4, inPlace)
                          : algo == 1 ? halvingDoublingAllReduce(r, n, count, 4, inPlace)
-                                     : recursiveDoublingAllReduce(r, n, count, 4, inPlace));
+                         : algo == 2 ? recursiveDoublingAllReduce(r, n, count, 4, inPlace)
+                                     : ringAllReduce(r, n, count, 4, inPlace, 12));
             st[r].in = ints(count, [&](std::size_t i) { return val(r, i); });
             st[r].out = inPlace ? st[r].in : std::vector<char>(count * 4, 0x5a);
             if (inPlace) st[r].in = st[r].out;  // same contents; the schedule reads "in" only where in == out
