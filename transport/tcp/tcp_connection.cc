@@ -95,6 +95,7 @@ Status TcpConnection::postRecv(void* dst, std::size_t bytes, const Reduction* re
 
 Status TcpConnection::progress() {
   if (!error_.ok()) return error_;
+  if (nothingToDo()) return Status::Ok();
   Status sent;
   for (auto& s : streams_) {
     sent = s->pumpSend();
@@ -103,6 +104,7 @@ Status TcpConnection::progress() {
   // Even after a failure, what the peer sent before it is read and counted
   // (the kernel keeps it past a reset): a collective's argument check among it
   // explains the failure better than the transport can.
+  retire();  // receiveFrames() reads ahead only while a send is queued
   Status st = receiveFrames();
   for (std::size_t i = 1; i < streams_.size() && st.ok(); ++i) st = streams_[i]->pumpRecv();
   retire();
@@ -110,6 +112,23 @@ Status TcpConnection::progress() {
   if (!st.ok()) return fail(st);
   updateInterest();
   return Status::Ok();
+}
+
+// Whether nothing can move: no send queued, nothing staged, no header held
+// for a receive posted since, and epoll (whose level-triggered interest is
+// what the last progress() waited for) reports no socket ready. epoll_wait
+// takes no socket lock; a read() would, and a reader spinning on that lock
+// delays the softirq that delivers the peer's message to the same socket.
+bool TcpConnection::nothingToDo() {
+  if (epollFd_ < 0 || !interestValid_ || !peerGone_.ok() ||
+      (havePending_ && recvsMatched_ < recvsPosted_)) {
+    return false;
+  }
+  for (const auto& s : streams_) {
+    if (s->sendQueued() || s->stagedBytes() > 0) return false;
+  }
+  epoll_event ev[4];
+  return ::epoll_wait(epollFd_, ev, 4, 0) == 0;
 }
 
 // Socket 0 alternates between a frame header and the pieces it announced.
@@ -125,6 +144,13 @@ Status TcpConnection::receiveFrames() {
       continue;
     }
     if (!peerGone_.ok()) return recvsMatched_ < recvsPosted_ ? peerGone_ : Status::Ok();
+    // With every receive matched and every send gone, the next header can wait
+    // for the next receive: reading ahead would cost a failing read() at the
+    // end of every small operation. (While a send is queued the peer may have
+    // failed: its error frame is read then.)
+    if (recvsMatched_ == recvsPosted_ && s0.stagedBytes() == 0 && sends_.empty()) {
+      return Status::Ok();
+    }
     bool ready = false;
     Status st = s0.fillStaging(kHeaderBytes, &ready);
     if (!st.ok() && s0.peerClosed() && s0.stagedBytes() == 0) {
@@ -242,6 +268,7 @@ void TcpConnection::updateInterest() {
     ::epoll_ctl(epollFd_, EPOLL_CTL_MOD, s.fd(), &ev);
     interest_[i] = want;
   }
+  interestValid_ = true;
 }
 
 WaitHint TcpConnection::waitHint() {

@@ -67,6 +67,7 @@ class TcpConnection : public Connection {
     std::size_t remaining;  // payload bytes not yet received (and reduced)
   };
 
+  bool nothingToDo();
   Status receiveFrames();
   Status onErrorFrame(const FrameHeader& header);
   Status match(const FrameHeader& header);
@@ -89,6 +90,7 @@ class TcpConnection : public Connection {
   Status peerGone_;  // socket 0 ended between frames: fatal only to receives still unmatched
   int epollFd_ = -1;
   std::vector<std::uint32_t> interest_;  // epoll events registered per socket
+  bool interestValid_ = false;           // interest_ set by a progress() (not only the constructor)
 };
 
 }  // namespace cohort::transport::tcp
