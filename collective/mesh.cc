@@ -248,20 +248,40 @@ static void reduceAll(const std::vector<const char*>& in, std::size_t offset, st
 
 // Reduces [offset, offset + bytes) of every input through a cache-sized block and
 // hands each finished block to `sink(offsetInRange, data, len)`. The inputs are
-// read before any output is written, so in-place operations are safe.
+// read before any output is written, so in-place operations are safe. With
+// `into` (which may overlap in[0] or in[1] only, element for element) the
+// blocks are reduced there instead of in a scratch block, and `data` points
+// into it: one pass less over the result.
 template <typename Sink>
 static void reduceBlocks(const OpDesc& op, int n, const std::vector<const char*>& in,
-                         std::size_t offset, std::size_t bytes, Sink&& sink) {
+                         std::size_t offset, std::size_t bytes, char* into, Sink&& sink) {
   static thread_local std::vector<char> acc(kChunkBytes);
   const std::size_t e = dataTypeSize(op.type);
   const std::size_t chunk = kChunkBytes / e * e;
   const auto& red = reductionFor(op.type, op.op);
   for (std::size_t done = 0; done < bytes; done += chunk) {
     const std::size_t len = std::min(chunk, bytes - done);
-    reduceAll(in, offset + done, len, red, acc.data());
-    if (op.op == ReduceOp::kAvg) finishAverage(acc.data(), len / e, op.type, n);
-    sink(done, acc.data(), len);
+    char* out = into != nullptr ? into + done : acc.data();
+    reduceAll(in, offset + done, len, red, out);
+    if (op.op == ReduceOp::kAvg) finishAverage(out, len / e, op.type, n);
+    sink(done, out, len);
   }
+}
+
+// Where reduceBlocks may reduce [offset, ...) in place: the first of `outs`
+// (each an output at `offset`) that overlaps no input past the first two, or
+// nullptr (then it goes through a scratch block). Only while the outputs stay
+// in cache: streaming stores need a source that is not an output.
+static char* reduceTarget(const std::vector<const char*>& in, std::size_t offset,
+                          std::initializer_list<char*> outs, bool streaming) {
+  if (streaming) return nullptr;
+  for (char* o : outs) {
+    if (o == nullptr) continue;
+    bool clear = true;
+    for (std::size_t k = 2; k < in.size() && clear; ++k) clear = o != in[k] + offset;
+    if (clear) return o;
+  }
+  return nullptr;
 }
 
 void Mesh::work(const OpDesc& op, const Views& v) {
@@ -273,23 +293,30 @@ void Mesh::work(const OpDesc& op, const Views& v) {
     case Coll::kAllReduce: {
       const Block mine = blockOf(op.count, n_, me_);
       const std::size_t start = mine.offset * e;
-      reduceBlocks(op, n_, v.in, start, mine.count * e,
+      char* into = reduceTarget(v.in, start, {v.out[me] + start, v.out[0] + start}, streaming);
+      reduceBlocks(op, n_, v.in, start, mine.count * e, into,
                    [&](std::size_t off, const char* data, std::size_t len) {
-                     for (char* o : v.out) copyOut(o + start + off, data, len, streaming);
+                     for (char* o : v.out) {
+                       if (o + start + off != data) copyOut(o + start + off, data, len, streaming);
+                     }
                    });
       break;
     }
-    case Coll::kReduceScatter:
-      reduceBlocks(op, n_, v.in, me * b, b, [&](std::size_t off, const char* data, std::size_t len) {
-        copyOut(v.out[me] + off, data, len, streaming);
-      });
+    case Coll::kReduceScatter: {
+      char* into = reduceTarget(v.in, me * b, {v.out[me]}, streaming);
+      reduceBlocks(op, n_, v.in, me * b, b, into,
+                   [&](std::size_t off, const char* data, std::size_t len) {
+                     if (v.out[me] + off != data) copyOut(v.out[me] + off, data, len, streaming);
+                   });
       break;
+    }
     case Coll::kReduce: {
       const Block mine = blockOf(op.count, n_, me_);
       char* dst = v.out[static_cast<std::size_t>(op.root)] + mine.offset * e;
       reduceBlocks(op, n_, v.in, mine.offset * e, mine.count * e,
+                   reduceTarget(v.in, mine.offset * e, {dst}, false),
                    [&](std::size_t off, const char* data, std::size_t len) {
-                     std::memcpy(dst + off, data, len);
+                     if (dst + off != data) std::memcpy(dst + off, data, len);
                    });
       break;
     }
@@ -380,8 +407,9 @@ Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
   const Block mine = blockOf(op.count, n_, me_);
   char* slice = v.out[static_cast<std::size_t>(me_)] + mine.offset * e;
   reduceBlocks(local, n_, v.in, mine.offset * e, mine.count * e,
+               reduceTarget(v.in, mine.offset * e, {slice}, false),
                [&](std::size_t off, const char* data, std::size_t len) {
-                 std::memcpy(slice + off, data, len);
+                 if (slice + off != data) std::memcpy(slice + off, data, len);
                });
   Status s = inter(slice, mine.count);
   if (s.ok()) {
