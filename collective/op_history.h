@@ -84,6 +84,7 @@ class OpHistory {
   std::size_t indexOf(std::uint64_t id) const;  // records_.size() once evicted
   std::size_t slotFor(std::uint64_t id, const OpDesc& op, OpRecord::Time now);
   void setState(std::size_t index, OpState state);
+  std::size_t homeOf(std::uint64_t id) const;
 
   const std::string label_;
   const std::size_t capacity_;

@@ -92,6 +92,39 @@ TEST(OpHistoryTest, KeepsTheLastOperationsAndAlwaysTheRunningOne) {
   EXPECT_EQ(ids(h), (std::vector<std::uint64_t>{9, 10, 11, 12}));
 }
 
+// Operations that start at once (reserve, started, finished) go round the
+// slots without a scan; the eviction order stays the one above, and every
+// record holds its own operation, a variable-size one's counts included.
+TEST(OpHistoryTest, ImmediateOperationsKeepTheNewestAndTheirOwnDescriptions) {
+  OpHistory h("immediate", 4);
+  auto runNow = [&h](OpDesc op) {
+    const std::uint64_t id = h.reserve();
+    h.started(id, op, "mesh");
+    h.finished(id, Status::Ok());
+  };
+  for (std::uint64_t s = 1; s <= 10; ++s) {
+    OpDesc op = allreduce(s);
+    if (s == 7) op.counts = {1, 2, 3};
+    runNow(op);
+  }
+  EXPECT_EQ(ids(h), (std::vector<std::uint64_t>{7, 8, 9, 10}));
+  auto records = h.snapshot();
+  EXPECT_EQ(records[0].op.counts, (std::vector<std::size_t>{1, 2, 3}));
+  for (const auto& r : records) {
+    EXPECT_EQ(r.op.seq, r.id);
+    if (r.id != 7) {
+      EXPECT_TRUE(r.op.counts.empty()) << r.id;
+    }
+  }
+  // A queued operation outlives the finished ones around it.
+  const auto queued = h.queued(allreduce(11));
+  for (std::uint64_t s = 12; s <= 16; ++s) runNow(allreduce(s));
+  EXPECT_EQ(ids(h), (std::vector<std::uint64_t>{queued, 14, 15, 16}));
+  records = h.snapshot();
+  EXPECT_EQ(records[0].state, OpState::kQueued);
+  for (const auto& r : records) EXPECT_EQ(r.op.seq, r.id);
+}
+
 TEST(OpHistoryTest, NoteWaitReachesOnlyTheOperationRunningOnThisThread) {
   OpHistory h("waits", 4);
   const auto id = h.queued(allreduce(1));
