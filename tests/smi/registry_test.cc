@@ -227,6 +227,40 @@ TEST(RegistryHooks, PublishDevicesAndCommunicatorsOfThisProcess) {
   EXPECT_TRUE(mine().empty());
 }
 
+// A communicator noted again by the same thread takes the hook's lock-free
+// path; once forgotten, a new communicator at the same address gets a slot of
+// its own and the old one is not written again.
+TEST(RegistryHooks, RepeatedNotesReachTheirCommunicatorOnly) {
+  std::unique_ptr<NodeRegistry> registry;
+  auto comms = [&] {
+    std::map<std::string, RegistryEntry> out;
+    for (auto& e : registry->liveEntries()) {
+      if (e.pid == getpid() && e.kind == RegistryEntry::Kind::kCommunicator) out[e.name] = e;
+    }
+    return out;
+  };
+  int key = 0;
+  registryNoteOp(&key, "repeat", 0, 2, 0, 5, "allreduce");
+  ASSERT_OK(NodeRegistry::open(NodeRegistry::defaultPath(), false, &registry));
+  for (std::uint64_t seq = 6; seq <= 9; ++seq) registryNoteOp(&key, "repeat", 0, 2, 0, seq, "allgather");
+  auto listed = comms();
+  ASSERT_EQ(listed.count("repeat"), 1u);
+  EXPECT_EQ(listed["repeat"].lastSeq, 9u);
+  EXPECT_EQ(listed["repeat"].lastOp, "allgather");
+  registryForgetComm(&key);
+  EXPECT_EQ(comms().count("repeat"), 0u);
+  registryNoteOp(&key, "successor", 1, 2, 0, 3, "broadcast");
+  registryNoteOp(&key, "successor", 1, 2, 0, 4, "reduce");
+  listed = comms();
+  EXPECT_EQ(listed.count("repeat"), 0u);
+  ASSERT_EQ(listed.count("successor"), 1u);
+  EXPECT_EQ(listed["successor"].rank, 1);
+  EXPECT_EQ(listed["successor"].lastSeq, 4u);
+  EXPECT_EQ(listed["successor"].lastOp, "reduce");
+  registryForgetComm(&key);
+  EXPECT_TRUE(comms().empty());
+}
+
 TEST(RegistryFile, AbsentForeignAndOtherLayoutsAreRefused) {
   std::unique_ptr<NodeRegistry> r;
   const std::string base = "/dev/shm/cohort-registry-test-" + std::to_string(getpid());
