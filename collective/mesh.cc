@@ -168,12 +168,11 @@ Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline
     const OpSlot& theirs = m->block->op[slot];
     std::array<std::uint64_t, 4> tfp;
     std::copy(theirs.fingerprint, theirs.fingerprint + 4, tfp.begin());
-    const std::string diff = fingerprintDiff(fp, tfp);
-    if (!diff.empty()) {
+    if (tfp != fp) {
       return makeError(ErrorCode::kMismatch,
                        "mismatched collective between rank {} and rank {}: {} (this rank: {})",
-                       members_[static_cast<std::size_t>(me_)]->rank, m->rank, diff,
-                       op.describe());
+                       members_[static_cast<std::size_t>(me_)]->rank, m->rank,
+                       fingerprintDiff(fp, tfp), op.describe());
     }
     if (theirs.input.device != kNoBuffer) views->in[static_cast<std::size_t>(j)] = static_cast<const char*>(m->translate(theirs.input));
     if (theirs.output.device != kNoBuffer) views->out[static_cast<std::size_t>(j)] = static_cast<char*>(m->translate(theirs.output));
