@@ -17,6 +17,7 @@
 #include "collective/op_history.h"
 #include "collective/schedule.h"
 #include "collective/selector.h"
+#include "common/wait.h"
 #include "transport/bootstrap.h"
 #include "transport/shm/shm_transport.h"
 #include "transport/transport.h"
@@ -70,6 +71,11 @@ class Communicator::Impl {
   std::string failureKey(int r) const;
   Status runAlgorithm(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
   Status runSchedule(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
+  /// The ring allreduce's pipeline chunk for this node's rank count.
+  std::size_t ringChunk() const {
+    return moreThanProcessors(localSize) ? collective::kRingChunkCrowdedBytes
+                                         : collective::kRingChunkBytes;
+  }
   Status runSendRecv(const collective::OpDesc& op, Deadline deadline);
   // hierarchy.cc
   Status runHierarchical(const collective::OpDesc& op, Deadline deadline);

@@ -95,13 +95,12 @@ Schedule vSchedule(const OpDesc& op, int rank, int size) {
   return s;
 }
 
-Schedule buildSchedule(const OpDesc& op, Algo algo, int rank, int size) {
+Schedule buildSchedule(const OpDesc& op, Algo algo, int rank, int size, std::size_t ringChunk) {
   const std::size_t e = dataTypeSize(op.type);
   switch (op.coll) {
     case Coll::kAllReduce:
       if (algo != Algo::kHalvingDoubling) {
-        return collective::ringAllReduce(rank, size, op.count, e, op.inPlace(),
-                                         collective::kRingChunkBytes);
+        return collective::ringAllReduce(rank, size, op.count, e, op.inPlace(), ringChunk);
       }
       return op.count * e <= collective::kRecursiveDoublingMax
                  ? collective::recursiveDoublingAllReduce(rank, size, op.count, e, op.inPlace())
@@ -208,7 +207,7 @@ Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline dea
                             reinterpret_cast<std::uintptr_t>(op.output),
                         Config::global().buffSize};
   if (!key.cacheable || !(key == scheduleKey_)) {
-    schedule_ = buildSchedule(op, algo, rank, size);
+    schedule_ = buildSchedule(op, algo, rank, size, ringChunk());
     scheduleKey_ = key;
   }
   const Schedule& sched = schedule_;

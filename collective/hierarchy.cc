@@ -115,8 +115,7 @@ Status Communicator::Impl::runHierarchical(const OpDesc& op, Deadline deadline) 
         const Schedule sched =
             count * e <= kCrossHalvingDoublingMax
                 ? collective::halvingDoublingAllReduce(crossRank_, n, count, e, true)
-                : collective::ringAllReduce(crossRank_, n, count, e, true,
-                                              collective::kRingChunkBytes);
+                : collective::ringAllReduce(crossRank_, n, count, e, true, ringChunk());
         return runCross(sched, part(op, Coll::kAllReduce, slice, slice, count, 0), slice, slice,
                         deadline);
       };
