@@ -238,6 +238,19 @@ static void copyOut(char* dst, const char* src, std::size_t bytes, bool streamin
   }
 }
 
+// Copies `src` to dst(j) for every member j (nullptr: skip) block by block, so
+// that each block is read from memory once and from L1 for the others.
+template <typename Dst>
+static void copyToEvery(int n, const char* src, std::size_t bytes, bool streaming, Dst&& dst) {
+  for (std::size_t done = 0; done < bytes; done += kIntoChunkBytes) {
+    const std::size_t len = std::min(kIntoChunkBytes, bytes - done);
+    for (std::size_t j = 0; j < static_cast<std::size_t>(n); ++j) {
+      char* d = dst(j);
+      if (d != nullptr) copyOut(d + done, src + done, len, streaming);
+    }
+  }
+}
+
 // out = in[0] (op) in[1] (op) ... over [offset, offset + bytes), in cache-sized
 // blocks, always in rank order: every rank computes bit-identical results.
 static void reduceAll(const std::vector<const char*>& in, std::size_t offset, std::size_t bytes,
@@ -325,10 +338,10 @@ void Mesh::work(const OpDesc& op, const Views& v) {
       break;
     }
     case Coll::kAllGather:
-      for (char* o : v.out) {
-        if (o + me * b == v.in[me]) continue;  // in place
-        copyOut(o + me * b, v.in[me], b, streaming);
-      }
+      copyToEvery(n_, v.in[me], b, streaming, [&](std::size_t j) -> char* {
+        char* o = v.out[j] + me * b;
+        return o == v.in[me] ? nullptr : o;  // in place
+      });
       break;
     case Coll::kBroadcast: {
       // Every rank (the root too) copies its block of the root's buffer into
@@ -336,10 +349,9 @@ void Mesh::work(const OpDesc& op, const Views& v) {
       // is read once.
       const Block mine = blockOf(op.count, n_, me_);
       const char* src = v.in[static_cast<std::size_t>(op.root)] + mine.offset * e;
-      for (std::size_t j = 0; j < v.out.size(); ++j) {
-        if (static_cast<int>(j) == op.root) continue;
-        copyOut(v.out[j] + mine.offset * e, src, mine.count * e, streaming);
-      }
+      copyToEvery(n_, src, mine.count * e, streaming, [&](std::size_t j) -> char* {
+        return static_cast<int>(j) == op.root ? nullptr : v.out[j] + mine.offset * e;
+      });
       break;
     }
     case Coll::kGather:
