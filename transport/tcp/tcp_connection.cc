@@ -256,10 +256,20 @@ void TcpConnection::abort(const Status& why) {
 // epoll_ctl at all.
 void TcpConnection::updateInterest() {
   if (epollFd_ < 0) return;
+  bool sending = false;
+  for (const auto& s : streams_) sending = sending || s->sendQueued();
   for (std::size_t i = 0; i < streams_.size(); ++i) {
     const SocketStream& s = *streams_[i];
     std::uint32_t want = 0;
-    if (s.recvQueued() || (i == 0 && !havePending_ && peerGone_.ok())) want |= EPOLLIN;
+    // A header held for a receive not yet posted leaves its payload readable:
+    // a wait for a blocked send would wake for it at once, so socket 0 is then
+    // not watched. Without a send queued nothing waits on this connection, and
+    // keeping the interest saves two epoll_ctl calls per message that arrives
+    // early (a round's data before the round is posted).
+    if (s.recvQueued() ||
+        (i == 0 && peerGone_.ok() && (!havePending_ || !sending))) {
+      want |= EPOLLIN;
+    }
     if (s.sendQueued()) want |= EPOLLOUT;
     if (want == interest_[i]) continue;
     epoll_event ev{};
