@@ -84,15 +84,28 @@ bool Mesh::supports(Coll c) {
   }
 }
 
-Status Mesh::barrier(const OpDesc& op, const char* phase, Deadline deadline,
-                     const std::atomic<bool>& aborted) {
-  trace::Span span("mesh", phase);
+std::uint64_t Mesh::arrive() {
   ++barriers_;
   const std::uint64_t target = barriers_ * static_cast<std::uint64_t>(n_);
   ControlBlock* lead = members_[0]->block;
   members_[static_cast<std::size_t>(me_)]->block->arrive.store(barriers_, std::memory_order_release);
   if (lead->shared.fetch_add(1, std::memory_order_acq_rel) + 1 == target) lead->sharedWake.notifyAll();
-  auto ready = [&] { return lead->shared.load(std::memory_order_acquire) >= target; };
+  return target;
+}
+
+Status Mesh::barrier(const OpDesc& op, const char* phase, Deadline deadline,
+                     const std::atomic<bool>& aborted) {
+  trace::Span span("mesh", phase);
+  const std::uint64_t target = arrive();
+  ControlBlock* lead = members_[0]->block;
+  return waitFor(op, phase, deadline, aborted,
+                 [&] { return lead->shared.load(std::memory_order_acquire) >= target; });
+}
+
+template <typename Ready>
+Status Mesh::waitFor(const OpDesc& op, const char* phase, Deadline deadline,
+                     const std::atomic<bool>& aborted, Ready&& ready) {
+  ControlBlock* lead = members_[0]->block;
   // A peer on another processor is usually a few hundred nanoseconds away: look
   // for it before reading any clock (the waits below take two readings).
   if (!crowded_) {
@@ -116,6 +129,80 @@ Status Mesh::barrier(const OpDesc& op, const char* phase, Deadline deadline,
                        op.describe(), phase, late.empty() ? "?" : late);
     }
   }
+}
+
+Status Mesh::settle(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
+  if (owedTarget_ == 0) return Status::Ok();
+  const std::uint64_t target = owedTarget_;
+  owedTarget_ = 0;
+  ControlBlock* lead = members_[0]->block;
+  COHORT_RETURN_IF_ERROR(
+      waitFor(op, "the previous call's arrival", deadline, aborted,
+              [&] { return lead->shared.load(std::memory_order_acquire) >= target; }));
+  // Nobody writes that slot again before this rank arrives at this call.
+  for (int j = 0; j < n_; ++j) {
+    const OpSlot& theirs = members_[static_cast<std::size_t>(j)]->block->op[owedSlot_];
+    std::array<std::uint64_t, 4> tfp;
+    std::copy(theirs.fingerprint, theirs.fingerprint + 4, tfp.begin());
+    if (tfp != owedFingerprint_) {
+      return makeError(ErrorCode::kMismatch,
+                       "mismatched collective between rank {} and rank {}: {} (this rank: "
+                       "broadcast #{}, found at its next call, {})",
+                       members_[static_cast<std::size_t>(me_)]->rank,
+                       members_[static_cast<std::size_t>(j)]->rank,
+                       fingerprintDiff(owedFingerprint_, tfp), owedFingerprint_[0] >> 8,
+                       op.describe());
+    }
+  }
+  return Status::Ok();
+}
+
+// The root's data is in its slot when it arrives: it needs nobody else, and
+// the others need only the root. The slot is written again two calls later,
+// after this rank's next call settled this one (everyone has read it then).
+Status Mesh::stagedBroadcast(const OpDesc& op, Deadline deadline,
+                             const std::atomic<bool>& aborted) {
+  const std::size_t b = op.count * dataTypeSize(op.type);
+  const std::size_t slot = slot_;
+  const auto root = static_cast<std::size_t>(op.root);
+  OpSlot& mine = members_[static_cast<std::size_t>(me_)]->block->op[slot];
+  if (me_ == op.root && op.output != nullptr) {
+    std::memcpy(members_[root]->block->staging[slot], op.output, b);
+  }
+  const auto fp = op.fingerprint();
+  std::copy(fp.begin(), fp.end(), mine.fingerprint);
+  mine.input = mine.output = SegmentRef{kNoBuffer, 0, 0};
+  mine.seq.store(op.seq, std::memory_order_release);
+  trace::Span span("mesh", "arrival");
+  owedTarget_ = arrive();
+  owedSlot_ = slot;
+  owedFingerprint_ = fp;
+  if (me_ == op.root) {
+    // Non-roots wait for this arrival, not for the node-wide count.
+    members_[0]->block->sharedWake.notifyIfSleeping();
+    return Status::Ok();
+  }
+  const std::uint64_t mine_ = barriers_;
+  const auto* from = members_[root];
+  COHORT_RETURN_IF_ERROR(waitFor(op, "the root's arrival", deadline, aborted, [&] {
+    return from->block->arrive.load(std::memory_order_acquire) >= mine_;
+  }));
+  if (from->block->arrive.load(std::memory_order_acquire) == kLeft) {
+    std::string late;
+    COHORT_RETURN_IF_ERROR(checkPeers(op, "the root's arrival", &late));
+  }
+  const OpSlot& theirs = from->block->op[slot];
+  std::array<std::uint64_t, 4> tfp;
+  std::copy(theirs.fingerprint, theirs.fingerprint + 4, tfp.begin());
+  if (tfp != fp) {
+    owedTarget_ = 0;  // the failure is reported now
+    return makeError(ErrorCode::kMismatch,
+                     "mismatched collective between rank {} and rank {}: {} (this rank: {})",
+                     members_[static_cast<std::size_t>(me_)]->rank, from->rank,
+                     fingerprintDiff(fp, tfp), op.describe());
+  }
+  if (b > 0) std::memcpy(op.output, from->block->staging[slot], b);
+  return Status::Ok();
 }
 
 // A dead or departed member fails the barrier; *late lists the members that have
@@ -151,6 +238,7 @@ Status Mesh::checkPeers(const OpDesc& op, const char* phase, std::string* late) 
 
 Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline deadline,
                      const std::atomic<bool>& aborted, Views* views) {
+  COHORT_RETURN_IF_ERROR(settle(op, deadline, aborted));
   const std::size_t slot = slot_;
   OpSlot& mine = members_[static_cast<std::size_t>(me_)]->block->op[slot];
   auto ref = [&](const void* p, SegmentRef* r) {
@@ -444,6 +532,8 @@ Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
 }
 
 Status Mesh::small(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
+  COHORT_RETURN_IF_ERROR(settle(op, deadline, aborted));  // before the slot is written
+  if (op.coll == Coll::kBroadcast) return stagedBroadcast(op, deadline, aborted);
   const std::size_t e = dataTypeSize(op.type);
   const std::size_t b = op.count * e;
   const std::size_t slot = slot_;

@@ -4,6 +4,7 @@
 // double-buffered staging slots instead, with one barrier per call.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -46,6 +47,18 @@ class Mesh {
   struct Views;  // the peers' buffers of one op, mapped here
   Status barrier(const OpDesc& op, const char* phase, Deadline deadline,
                  const std::atomic<bool>& aborted);
+  /// This rank's arrival at a barrier: returns the node-wide count that means
+  /// everyone arrived.
+  std::uint64_t arrive();
+  template <typename Ready>
+  Status waitFor(const OpDesc& op, const char* phase, Deadline deadline,
+                 const std::atomic<bool>& aborted, Ready&& ready);
+  /// Waits for the barrier of the last call if that call did not (a staged
+  /// broadcast), and checks that every member made the same call.
+  Status settle(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
+  /// The staged broadcast: the root leaves once its data is staged, the others
+  /// wait for the root only; everyone settles at its next call.
+  Status stagedBroadcast(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   Status checkPeers(const OpDesc& op, const char* phase, std::string* late) const;
   /// Tells the peers this rank takes no further part: a peer waiting in a barrier
   /// fails with kRemoteError at its next liveness check (within 200 ms).
@@ -68,6 +81,11 @@ class Mesh {
   const bool crowded_;           // more members than processors
   std::unique_ptr<Views> views_;  // reused by every operation
   std::uint64_t barriers_ = 0;  // barriers passed by this group so far
+  // The last call's barrier when this rank arrived there without waiting for
+  // the others (0: none), with that call's slot and fingerprint.
+  std::uint64_t owedTarget_ = 0;
+  std::size_t owedSlot_ = 0;
+  std::array<std::uint64_t, 4> owedFingerprint_{};
   // Calls so far (every rank of the group makes the same ones): consecutive calls
   // alternate between two operation slots, so a rank that runs ahead into the
   // next call never overwrites what a slower one still reads (an operation may

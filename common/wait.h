@@ -72,6 +72,14 @@ class WaitWord {
     if (sleepers_.load(std::memory_order_seq_cst) > 0) futexWakeAll(&seq_);
   }
 
+  /// notifyAll() only when someone sleeps, for a condition the caller made true
+  /// just before (the fence orders that store before the look at the sleepers;
+  /// waitUntil() counts itself a sleeper before its last look at the condition).
+  void notifyIfSleeping() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_relaxed) > 0) notifyAll();
+  }
+
   /// For callers that check their own condition: take a snapshot, check the
   /// condition, then sleep(snapshot) returns once notifyAll() ran after the
   /// snapshot (or the deadline, or at most 100 ms passed).

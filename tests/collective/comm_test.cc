@@ -244,6 +244,36 @@ TEST(CommTest, DifferentCollectivesAreDetected) {
   }
 }
 
+// A small broadcast's root leaves once its data is staged: a rank whose count
+// differs fails at once, and the root at its next call on the communicator
+// (never later, never silently).
+TEST(CommTest, ABroadcastRootLearnsOfAMismatchByItsNextCall) {
+  RankPool pool(2);
+  ASSERT_OK(pool.initStatus());
+  auto results = pool.run([&](int r) -> std::string {
+    void* buf = nullptr;
+    (void)runtime::deviceMalloc(&buf, 4096);
+    const std::size_t count = r == 0 ? 16 : 32;
+    Status st = pool.comm(r).broadcast(buf, count, DataType::kInt32, 0, pool.stream(r));
+    if (st.ok()) st = runtime::streamSynchronize(pool.stream(r));
+    std::string out = st.toString();
+    if (r == 0 && st.ok()) {
+      st = pool.comm(r).broadcast(buf, count, DataType::kInt32, 0, pool.stream(r));
+      if (st.ok()) st = runtime::streamSynchronize(pool.stream(r));
+      out += " | next call: " + st.toString();
+    }
+    (void)runtime::deviceFree(buf);
+    return out;
+  });
+  EXPECT_NE(results[1].find("mismatched collective"), std::string::npos) << results[1];
+  EXPECT_NE(results[1].find("count: 32 vs 16"), std::string::npos) << results[1];
+  EXPECT_NE(results[0].find("mismatched collective"), std::string::npos) << results[0];
+  EXPECT_NE(results[0].find("count: 16 vs 32"), std::string::npos) << results[0];
+  EXPECT_NE(results[0].find("broadcast #1, found at its next call"), std::string::npos)
+      << results[0];
+  EXPECT_EQ(pool.comm(0).asyncError().code(), ErrorCode::kMismatch);
+}
+
 TEST(CommTest, BadArgumentsAreRejectedBeforeAnythingIsQueued) {
   RankPool& pool = RankPool::shared(2);
   ASSERT_OK(pool.initStatus());
