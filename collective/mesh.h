@@ -1,7 +1,8 @@
 // Direct ("mesh") collectives among the ranks of one node: every rank maps every
 // other's buffers (shared-memory transport), so an operation is one pass over the
 // data between two node-wide barriers. Up to a few KiB, data goes through
-// double-buffered staging slots instead, with one barrier per call.
+// double-buffered staging slots instead, with one barrier per call (which a
+// broadcast waits for only at its next call: its root needs nobody).
 #pragma once
 
 #include <array>
