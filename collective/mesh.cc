@@ -84,6 +84,19 @@ bool Mesh::supports(Coll c) {
   }
 }
 
+// kMismatch when member j's slot describes another call than `fp`; `mine`
+// says what this rank called.
+Status Mesh::sameCall(int j, const OpSlot& theirs, const std::array<std::uint64_t, 4>& fp,
+                      const std::string& mine) const {
+  std::array<std::uint64_t, 4> tfp;
+  std::copy(theirs.fingerprint, theirs.fingerprint + 4, tfp.begin());
+  if (tfp == fp) return Status::Ok();
+  return makeError(ErrorCode::kMismatch,
+                   "mismatched collective between rank {} and rank {}: {} (this rank: {})",
+                   members_[static_cast<std::size_t>(me_)]->rank,
+                   members_[static_cast<std::size_t>(j)]->rank, fingerprintDiff(fp, tfp), mine);
+}
+
 std::uint64_t Mesh::arrive() {
   ++barriers_;
   const std::uint64_t target = barriers_ * static_cast<std::uint64_t>(n_);
@@ -142,17 +155,10 @@ Status Mesh::settle(const OpDesc& op, Deadline deadline, const std::atomic<bool>
   // Nobody writes that slot again before this rank arrives at this call.
   for (int j = 0; j < n_; ++j) {
     const OpSlot& theirs = members_[static_cast<std::size_t>(j)]->block->op[owedSlot_];
-    std::array<std::uint64_t, 4> tfp;
-    std::copy(theirs.fingerprint, theirs.fingerprint + 4, tfp.begin());
-    if (tfp != owedFingerprint_) {
-      return makeError(ErrorCode::kMismatch,
-                       "mismatched collective between rank {} and rank {}: {} (this rank: "
-                       "broadcast #{}, found at its next call, {})",
-                       members_[static_cast<std::size_t>(me_)]->rank,
-                       members_[static_cast<std::size_t>(j)]->rank,
-                       fingerprintDiff(owedFingerprint_, tfp), owedFingerprint_[0] >> 8,
-                       op.describe());
-    }
+    if (std::equal(owedFingerprint_.begin(), owedFingerprint_.end(), theirs.fingerprint)) continue;
+    return sameCall(j, theirs, owedFingerprint_,
+                    fmt::format("broadcast #{}, found at its next call, {}",
+                                owedFingerprint_[0] >> 8, op.describe()));
   }
   return Status::Ok();
 }
@@ -192,14 +198,9 @@ Status Mesh::stagedBroadcast(const OpDesc& op, Deadline deadline,
     COHORT_RETURN_IF_ERROR(checkPeers(op, "the root's arrival", &late));
   }
   const OpSlot& theirs = from->block->op[slot];
-  std::array<std::uint64_t, 4> tfp;
-  std::copy(theirs.fingerprint, theirs.fingerprint + 4, tfp.begin());
-  if (tfp != fp) {
+  if (!std::equal(fp.begin(), fp.end(), theirs.fingerprint)) {
     owedTarget_ = 0;  // the failure is reported now
-    return makeError(ErrorCode::kMismatch,
-                     "mismatched collective between rank {} and rank {}: {} (this rank: {})",
-                     members_[static_cast<std::size_t>(me_)]->rank, from->rank,
-                     fingerprintDiff(fp, tfp), op.describe());
+    return sameCall(op.root, theirs, fp, op.describe());
   }
   if (b > 0) std::memcpy(op.output, from->block->staging[slot], b);
   return Status::Ok();
@@ -259,13 +260,8 @@ Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline
   for (int j = 0; j < n_; ++j) {
     const auto* m = members_[static_cast<std::size_t>(j)];
     const OpSlot& theirs = m->block->op[slot];
-    std::array<std::uint64_t, 4> tfp;
-    std::copy(theirs.fingerprint, theirs.fingerprint + 4, tfp.begin());
-    if (tfp != fp) {
-      return makeError(ErrorCode::kMismatch,
-                       "mismatched collective between rank {} and rank {}: {} (this rank: {})",
-                       members_[static_cast<std::size_t>(me_)]->rank, m->rank,
-                       fingerprintDiff(fp, tfp), op.describe());
+    if (!std::equal(fp.begin(), fp.end(), theirs.fingerprint)) {
+      return sameCall(j, theirs, fp, op.describe());
     }
     if (theirs.input.device != kNoBuffer) views->in[static_cast<std::size_t>(j)] = static_cast<const char*>(m->translate(theirs.input));
     if (theirs.output.device != kNoBuffer) views->out[static_cast<std::size_t>(j)] = static_cast<char*>(m->translate(theirs.output));

@@ -61,6 +61,8 @@ class Mesh {
   /// wait for the root only; everyone settles at its next call.
   Status stagedBroadcast(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   Status checkPeers(const OpDesc& op, const char* phase, std::string* late) const;
+  Status sameCall(int j, const transport::shm::OpSlot& theirs,
+                  const std::array<std::uint64_t, 4>& fp, const std::string& mine) const;
   /// Tells the peers this rank takes no further part: a peer waiting in a barrier
   /// fails with kRemoteError at its next liveness check (within 200 ms).
   void leave();
