@@ -203,6 +203,7 @@ TEST_P(StartFault, TinyDeviceFailsWithOutOfMemoryAndPeersNameIt) {
   spec.ranks = 3;
   spec.args = {"oom"};
   spec.transport = GetParam();
+  spec.env = {kLinger};  // rank 0 serves the store that explains a peer's departure
   spec.rankEnv[1] = {"COHORT_DEVICE_MEMORY=1M"};
   Job job(COHORT_FAULT_WORKER, spec);
   EXPECT_EQ(job.wait(1, 20s), 7) << job.log(1);
@@ -213,16 +214,18 @@ TEST_P(StartFault, TinyDeviceFailsWithOutOfMemoryAndPeersNameIt) {
   EXPECT_TRUE(has(victim, "device 1: cannot allocate")) << victim;
   const auto failedAt = job.rank(1).exitedAt;
   int namingRank1 = 0;
+  std::string lines;
   for (int r : {0, 2}) {
     EXPECT_EQ(job.wait(r, 10s), 7) << job.log(r);
     const std::string line = failureLine(job.log(r));
     EXPECT_EQ(failureCode(line), kRemoteError) << line;
     EXPECT_LT(secondsSince(job.rank(r), failedAt), 5.5) << line;
     if (has(line, "rank 1 died") || has(line, "connection to rank 1 (")) ++namingRank1;
+    lines += "\n  rank " + std::to_string(r) + ": " + line;
   }
   // shm names every dead peer; over tcp a survivor that saw another one leave
   // names rank 1 through the note it left (see RunningJobFault.KilledRank...).
-  EXPECT_EQ(namingRank1, 2);
+  EXPECT_EQ(namingRank1, 2) << lines;
   EXPECT_EQ(job.leftBehind(), "");
 }
 
