@@ -220,10 +220,11 @@ TEST_P(StartFault, TinyDeviceFailsWithOutOfMemoryAndPeersNameIt) {
     const std::string line = failureLine(job.log(r));
     EXPECT_EQ(failureCode(line), kRemoteError) << line;
     EXPECT_LT(secondsSince(job.rank(r), failedAt), 5.5) << line;
-    if (has(line, "rank 1 died") || has(line, "connection to rank 1 (")) ++namingRank1;
+    // "connection to rank 1 (...)", "remote rank 1 (process N) left", "rank 1 died".
+    if (has(line, "rank 1 died") || has(line, "rank 1 (")) ++namingRank1;
     lines += "\n  rank " + std::to_string(r) + ": " + line;
   }
-  // shm names every dead peer; over tcp a survivor that saw another one leave
+  // shm names the peer that died or left; over tcp a survivor that saw another one leave
   // names rank 1 through the note it left (see RunningJobFault.KilledRank...).
   EXPECT_EQ(namingRank1, 2) << lines;
   EXPECT_EQ(job.leftBehind(), "");
