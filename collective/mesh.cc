@@ -188,14 +188,17 @@ Status Mesh::stagedBroadcast(const OpDesc& op, Deadline deadline,
     members_[0]->block->sharedWake.notifyIfSleeping();
     return Status::Ok();
   }
-  const std::uint64_t mine_ = barriers_;
+  const std::uint64_t arrival = barriers_;
   const auto* from = members_[root];
   COHORT_RETURN_IF_ERROR(waitFor(op, "the root's arrival", deadline, aborted, [&] {
-    return from->block->arrive.load(std::memory_order_acquire) >= mine_;
+    return from->block->arrive.load(std::memory_order_acquire) >= arrival;
   }));
   if (from->block->arrive.load(std::memory_order_acquire) == kLeft) {
     std::string late;
     COHORT_RETURN_IF_ERROR(checkPeers(op, "the root's arrival", &late));
+    return makeError(ErrorCode::kRemoteError,
+                     "root rank {} (process {}) left the communicator during {}", from->rank,
+                     from->pid, op.describe());
   }
   const OpSlot& theirs = from->block->op[slot];
   if (!std::equal(fp.begin(), fp.end(), theirs.fingerprint)) {
