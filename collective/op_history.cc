@@ -242,8 +242,9 @@ std::size_t OpHistory::slotFor(std::uint64_t id, const OpDesc& op, OpRecord::Tim
     keys_.push_back(0);
   } else if (const std::size_t home = homeOf(id); keys_[home] == ((id - capacity_) & kIdMask)) {
     // The usual case, without a scan: the record capacity_ ids back is in the
-    // slot this id maps to and finished (class 0). It is the oldest record, so
-    // the smallest key.
+    // slot this id maps to and finished (class 0). Operations finish in id
+    // order, so no older finished record is left beside it, save one that was
+    // evicted while queued and came back (it goes at the next scan).
     victim = home;
   } else {
     // At most one record is running and capacity_ >= 2, so it is never the smallest.
