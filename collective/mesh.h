@@ -46,6 +46,7 @@ class Mesh {
 
  private:
   struct Views;  // the peers' buffers of one op, mapped here
+  static constexpr std::int32_t kNoBuffer = -2;  // an OpSlot's SegmentRef without a buffer
   Status barrier(const OpDesc& op, const char* phase, Deadline deadline,
                  const std::atomic<bool>& aborted);
   /// This rank's arrival at a barrier: returns the node-wide count that means
