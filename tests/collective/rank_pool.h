@@ -48,4 +48,13 @@ class RankPool {
   std::vector<std::string> results_;
 };
 
+/// The failures among run()'s results, one line per failed rank ("" if none).
+inline std::string joinFailures(const std::vector<std::string>& results) {
+  std::string out;
+  for (std::size_t r = 0; r < results.size(); ++r) {
+    if (!results[r].empty()) out += "\n rank " + std::to_string(r) + ": " + results[r];
+  }
+  return out;
+}
+
 }  // namespace cohort::testing

@@ -18,14 +18,6 @@ namespace {
 
 constexpr std::size_t kLimit = 1 << 20;  // COHORT_BUFFSIZE in CMakeLists.txt
 
-std::string join(const std::vector<std::string>& results) {
-  std::string out;
-  for (std::size_t r = 0; r < results.size(); ++r) {
-    if (!results[r].empty()) out += "\n rank " + std::to_string(r) + ": " + results[r];
-  }
-  return out;
-}
-
 // Device memory this rank's communicator took while `run` ran (its scratch).
 template <typename F>
 std::string withinLimit(F run) {
@@ -50,7 +42,7 @@ TEST(StagingTest, LargeAllReduceAndReduceOfHostBuffersRunInPieces) {
   RankPool pool(3);
   ASSERT_OK(pool.initStatus());
   const std::size_t count = (1 << 20) + 3;  // 4 MiB of fp32: 8 MiB staged by the mesh
-  EXPECT_EQ(join(pool.run([&](int r) -> std::string {
+  EXPECT_EQ(joinFailures(pool.run([&](int r) -> std::string {
               return withinLimit([&]() -> std::string {
                 const std::vector<float> in = values(r, count);
                 std::vector<float> out(count, -1), red(count, -1);
@@ -83,7 +75,7 @@ TEST(StagingTest, LargeReduceScatterAndAllGatherOfHostBuffersUseTheRing) {
   RankPool pool(3);
   ASSERT_OK(pool.initStatus());
   const std::size_t count = 300001;  // per rank: 3.6 MB in, 1.2 MB out
-  EXPECT_EQ(join(pool.run([&](int r) -> std::string {
+  EXPECT_EQ(joinFailures(pool.run([&](int r) -> std::string {
               return withinLimit([&]() -> std::string {
                 const std::vector<float> in = values(r, 3 * count);
                 std::vector<float> out(count, -1);
