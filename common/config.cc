@@ -134,6 +134,8 @@ const std::vector<Var>& vars() {
              &Config::waitSpinUs),
       intVar("COHORT_WAIT_YIELD_US", "an integer in [0, 1000000]", 0, 1000000,
              &Config::waitYieldUs),
+      intVar("COHORT_PROCESSORS", "an integer in [0, 65536] (0 = the online processors)", 0,
+             65536, &Config::processors),
       intVar("COHORT_CONNECT_TIMEOUT", "seconds, an integer in [1, 86400]", 1, 86400,
              &Config::connectTimeoutS),
       intVar("COHORT_EXEC_TIMEOUT", "seconds, an integer in [0, 2147483] (0 = never)", 0,

@@ -29,6 +29,7 @@ struct Config {
   // Waiting (spin, then sched_yield, then futex sleep).
   int waitSpinUs = 2;
   int waitYieldUs = 5000;
+  int processors = 0;  ///< processors the ranks of a node share; 0 = the online ones
   // Timeouts (seconds).
   int connectTimeoutS = 120;
   int execTimeoutS = 1800;  ///< 0 = never

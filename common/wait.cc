@@ -39,10 +39,13 @@ WaitPolicy WaitPolicy::idleFromConfig() {
   return p;
 }
 
-bool moreThanProcessors(int threads) {
-  static const long processors = sysconf(_SC_NPROCESSORS_ONLN);
-  return processors > 0 && threads > processors;
+long processors() {
+  static const long count = Config::global().processors > 0 ? Config::global().processors
+                                                             : sysconf(_SC_NPROCESSORS_ONLN);
+  return count;
 }
+
+bool moreThanProcessors(int threads) { return processors() > 0 && threads > processors(); }
 
 WaitPolicy WaitPolicy::forPeersFromConfig(int peers) {
   WaitPolicy p = fromConfig();

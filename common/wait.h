@@ -55,8 +55,11 @@ struct WaitPolicy {
   static WaitPolicy forPeersFromConfig(int peers);
 };
 
-/// Whether `threads` busy threads or processes are more than this machine's
-/// online processors (then some of them are always waiting for a processor).
+/// The processors the ranks of this machine share: COHORT_PROCESSORS, or the
+/// online processors when it is not set (a container's CPU quota is not seen).
+long processors();
+/// Whether `threads` busy threads or processes are more than processors() (then
+/// some of them are always waiting for a processor).
 bool moreThanProcessors(int threads);
 
 /// Futex calls on a 32-bit word (shared, so they work across processes).

@@ -15,6 +15,7 @@ TEST(ConfigTest, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(c.ifBasePort, 60000);
   EXPECT_EQ(c.buffSize, 200ull << 20);
   EXPECT_EQ(c.logLevel, LogLevel::kWarn);
+  EXPECT_EQ(c.processors, 0);  // the online processors
   EXPECT_TRUE(c.status().ok());
 }
 
@@ -25,7 +26,8 @@ TEST(ConfigTest, ParsesValidValues) {
                             {"COHORT_LOG_LEVEL", "debug"},
                             {"COHORT_LOG_SUBSYS", "runtime,^transport"},
                             {"COHORT_TRANSPORT", "tcp"},
-                            {"COHORT_DETERMINISTIC", "1"}});
+                            {"COHORT_DETERMINISTIC", "1"},
+                            {"COHORT_PROCESSORS", "3"}});
   ASSERT_TRUE(c.errors.empty()) << c.status().toString();
   EXPECT_EQ(c.deviceCount, 4);
   EXPECT_EQ(c.visibleDevices, (std::vector<int>{3, 1}));
@@ -34,6 +36,7 @@ TEST(ConfigTest, ParsesValidValues) {
   EXPECT_EQ(c.logSubsystems, (std::vector<std::string>{"runtime", "^transport"}));
   EXPECT_EQ(c.transport, "tcp");
   EXPECT_TRUE(c.deterministic);
+  EXPECT_EQ(c.processors, 3);
 }
 
 TEST(ConfigTest, EveryInvalidValueIsReportedWithNameValueAndExpectation) {
@@ -41,14 +44,15 @@ TEST(ConfigTest, EveryInvalidValueIsReportedWithNameValueAndExpectation) {
                             {"COHORT_CONNECT_TIMEOUT", "0"},
                             {"COHORT_TRANSPORT", "carrier-pigeon"},
                             {"COHORT_VISIBLE_DEVICES", "1,1"},
-                            {"COHORT_DEVICE_MEMORY", "12Q"}});
-  ASSERT_EQ(c.errors.size(), 5u);
+                            {"COHORT_DEVICE_MEMORY", "12Q"},
+                            {"COHORT_PROCESSORS", "-2"}});
+  ASSERT_EQ(c.errors.size(), 6u);
   const Status s = c.status();
   EXPECT_EQ(s.code(), ErrorCode::kConfigError);
   for (const char* needle :
        {"'abc' for environment variable COHORT_DEVICE_COUNT", "an integer in [1, 64]",
         "COHORT_CONNECT_TIMEOUT", "'carrier-pigeon'", "one of auto, shm, tcp, rdma",
-        "COHORT_VISIBLE_DEVICES", "'12Q'"}) {
+        "COHORT_VISIBLE_DEVICES", "'12Q'", "'-2' for environment variable COHORT_PROCESSORS"}) {
     EXPECT_NE(s.message().find(needle), std::string::npos) << needle << " in " << s.message();
   }
 }
