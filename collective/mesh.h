@@ -2,7 +2,9 @@
 // other's buffers (shared-memory transport), so an operation is one pass over the
 // data between two node-wide barriers. Up to a few KiB, data goes through
 // double-buffered staging slots instead, with one barrier per call (which a
-// broadcast waits for only at its next call: its root needs nobody).
+// broadcast waits for only at its next call: its root needs nobody). With more
+// than two ranks per processor, a broadcast's ranks copy the root's buffer
+// themselves and only the root waits for them.
 #pragma once
 
 #include <array>
@@ -41,6 +43,8 @@ class Mesh {
   Status run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   /// Whether run() takes the staging path (a few KiB: one barrier, no mapping).
   bool staged(const OpDesc& op) const;
+  /// Whether run() takes pulledBroadcast().
+  bool pulls(const OpDesc& op) const;
   /// Whether the group has more members than this node has processors.
   bool crowded() const { return crowded_; }
 
@@ -61,6 +65,9 @@ class Mesh {
   /// The staged broadcast: the root leaves once its data is staged, the others
   /// wait for the root only; everyone settles at its next call.
   Status stagedBroadcast(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
+  /// The broadcast on a crowded node: every other rank copies the root's buffer
+  /// once the root arrived, and only the root waits for everyone.
+  Status pulledBroadcast(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   Status checkPeers(const OpDesc& op, const char* phase, std::string* late) const;
   Status sameCall(int j, const transport::shm::OpSlot& theirs,
                   const std::array<std::uint64_t, 4>& fp, const std::string& mine) const;

@@ -159,6 +159,68 @@ Status Mesh::stagedBroadcast(const OpDesc& op, Deadline deadline,
   return Status::Ok();
 }
 
+Status Mesh::pulledBroadcast(const OpDesc& op, Deadline deadline,
+                             const std::atomic<bool>& aborted) {
+  COHORT_RETURN_IF_ERROR(settle(op, deadline, aborted));
+  const std::size_t b = op.count * dataTypeSize(op.type);
+  const std::size_t slot = slot_;
+  const auto root = static_cast<std::size_t>(op.root);
+  const bool isRoot = me_ == op.root;
+  const void* in = isRoot ? op.output : nullptr;
+  void* unused = nullptr;
+  if (isRoot) COHORT_RETURN_IF_ERROR(hostFallback(op, b, 0, &in, &unused));
+  OpSlot& mine = members_[static_cast<std::size_t>(me_)]->block->op[slot];
+  mine.output = SegmentRef{kNoBuffer, 0, 0};
+  if (in == nullptr) {
+    mine.input = SegmentRef{kNoBuffer, 0, 0};
+  } else {
+    COHORT_RETURN_IF_ERROR(shm_->refOf(in, &mine.input));
+  }
+  const auto fp = op.fingerprint();
+  std::copy(fp.begin(), fp.end(), mine.fingerprint);
+  mine.seq.store(op.seq, std::memory_order_release);
+  trace::Span span("mesh", "arrival");
+  const std::uint64_t arrival = barriers_ + 1;
+  arrive();
+  if (isRoot) {
+    members_[0]->block->sharedWake.notifyIfSleeping();  // non-roots wait for this arrival
+    const std::uint64_t target = arrive();  // the root's copy is "done"
+    COHORT_RETURN_IF_ERROR(waitFor(op, "completion", deadline, aborted, [&] {
+      return members_[0]->block->shared.load(std::memory_order_acquire) >= target;
+    }));
+    for (int j = 0; j < n_; ++j) {
+      const OpSlot& theirs = members_[static_cast<std::size_t>(j)]->block->op[slot];
+      if (!std::equal(fp.begin(), fp.end(), theirs.fingerprint)) {
+        return sameCall(j, theirs, fp, op.describe());
+      }
+    }
+    return Status::Ok();
+  }
+  const auto* from = members_[root];
+  Status st = waitFor(op, "the root's arrival", deadline, aborted, [&] {
+    return from->block->arrive.load(std::memory_order_acquire) >= arrival;
+  });
+  if (st.ok() && from->block->arrive.load(std::memory_order_acquire) == kLeft) {
+    std::string late;
+    st = checkPeers(op, "the root's arrival", &late);
+    if (st.ok()) {
+      st = makeError(ErrorCode::kRemoteError,
+                     "root rank {} (process {}) left the communicator during {}", from->rank,
+                     from->pid, op.describe());
+    }
+  }
+  if (!st.ok()) return st;
+  const OpSlot& theirs = from->block->op[slot];
+  st = sameCall(op.root, theirs, fp, op.describe());
+  if (st.ok() && b > 0) std::memcpy(op.output, from->translate(theirs.input), b);
+  // The root waits for this arrival (also after a mismatch, which it then finds).
+  owedTarget_ = arrive();
+  owedSlot_ = slot;
+  owedFingerprint_ = fp;
+  if (!st.ok()) owedTarget_ = 0;
+  return st;
+}
+
 // A dead or departed member fails the barrier; *late lists the members that have
 // not reached it yet.
 Status Mesh::checkPeers(const OpDesc& op, const char* phase, std::string* late) const {
