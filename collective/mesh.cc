@@ -85,12 +85,23 @@ Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline
     }
     return shm_->refOf(p, r);
   };
-  COHORT_RETURN_IF_ERROR(ref(in, &mine.input));
-  COHORT_RETURN_IF_ERROR(ref(out, &mine.output));
+  if (views != nullptr) {
+    COHORT_RETURN_IF_ERROR(ref(in, &mine.input));
+    COHORT_RETURN_IF_ERROR(ref(out, &mine.output));
+  }
   const auto fp = op.fingerprint();
   std::copy(fp.begin(), fp.end(), mine.fingerprint);
   mine.seq.store(op.seq, std::memory_order_release);
   COHORT_RETURN_IF_ERROR(barrier(op, "arrival", deadline, aborted));
+  if (views == nullptr) {
+    for (int j = 0; j < n_; ++j) {
+      const OpSlot& theirs = members_[static_cast<std::size_t>(j)]->block->op[slot];
+      if (!std::equal(fp.begin(), fp.end(), theirs.fingerprint)) {
+        return sameCall(j, theirs, fp, op.describe());
+      }
+    }
+    return Status::Ok();
+  }
   views->in.assign(static_cast<std::size_t>(n_), nullptr);
   views->out.assign(static_cast<std::size_t>(n_), nullptr);
   for (int j = 0; j < n_; ++j) {
@@ -375,9 +386,8 @@ Status Mesh::small(const OpDesc& op, Deadline deadline, const std::atomic<bool>&
   if (src != nullptr && (op.coll != Coll::kBroadcast || me_ == op.root)) {
     std::memcpy(mine, src, op.inputBytes(n_));
   }
-  Views& v = *views_;
-  COHORT_RETURN_IF_ERROR(publish(op, nullptr, nullptr, deadline, aborted, &v));
-  std::vector<const char*>& staged = v.staged;
+  COHORT_RETURN_IF_ERROR(publish(op, nullptr, nullptr, deadline, aborted, nullptr));
+  std::vector<const char*>& staged = views_->staged;
   staged.resize(static_cast<std::size_t>(n_));
   for (std::size_t j = 0; j < staged.size(); ++j) {
     staged[j] = reinterpret_cast<const char*>(members_[j]->block->staging[slot]);
@@ -413,7 +423,7 @@ Status Mesh::small(const OpDesc& op, Deadline deadline, const std::atomic<bool>&
 
 Status Mesh::run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
   slot_ = calls_++ % 2;
-  if (op.coll == Coll::kBarrier) return publish(op, nullptr, nullptr, deadline, aborted, views_.get());
+  if (op.coll == Coll::kBarrier) return publish(op, nullptr, nullptr, deadline, aborted, nullptr);
   static_assert(kStagedCrowdedBytes <= kStagingBytes, "staging slot too small");
   if (staged(op)) return small(op, deadline, aborted);
   if (pulls(op)) return pulledBroadcast(op, deadline, aborted);

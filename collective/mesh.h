@@ -74,6 +74,10 @@ class Mesh {
   /// Tells the peers this rank takes no further part: a peer waiting in a barrier
   /// fails with kRemoteError at its next liveness check (within 200 ms).
   void leave();
+  /// Describes this call in this rank's slot, waits for every member at the
+  /// arrival barrier and checks that they made the same call; with `views`, also
+  /// publishes `in`/`out` and maps the members' buffers there. Without (a staged
+  /// call or a barrier), the slot's buffer references are left alone.
   Status publish(const OpDesc& op, const void* in, const void* out, Deadline deadline,
                  const std::atomic<bool>& aborted, Views* views);
   Status small(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);

@@ -126,8 +126,7 @@ Status Mesh::stagedBroadcast(const OpDesc& op, Deadline deadline,
     std::memcpy(members_[root]->block->staging[slot], op.output, b);
   }
   const auto fp = op.fingerprint();
-  std::copy(fp.begin(), fp.end(), mine.fingerprint);
-  mine.input = mine.output = SegmentRef{kNoBuffer, 0, 0};
+  std::copy(fp.begin(), fp.end(), mine.fingerprint);  // its peers read no buffer reference
   mine.seq.store(op.seq, std::memory_order_release);
   trace::Span span("mesh", "arrival");
   owedTarget_ = arrive();
@@ -170,12 +169,8 @@ Status Mesh::pulledBroadcast(const OpDesc& op, Deadline deadline,
   void* unused = nullptr;
   if (isRoot) COHORT_RETURN_IF_ERROR(hostFallback(op, b, 0, &in, &unused));
   OpSlot& mine = members_[static_cast<std::size_t>(me_)]->block->op[slot];
-  mine.output = SegmentRef{kNoBuffer, 0, 0};
-  if (in == nullptr) {
-    mine.input = SegmentRef{kNoBuffer, 0, 0};
-  } else {
-    COHORT_RETURN_IF_ERROR(shm_->refOf(in, &mine.input));
-  }
+  // Only the root's buffer is read (b > 0: the root's `in` is set).
+  if (in != nullptr) COHORT_RETURN_IF_ERROR(shm_->refOf(in, &mine.input));
   const auto fp = op.fingerprint();
   std::copy(fp.begin(), fp.end(), mine.fingerprint);
   mine.seq.store(op.seq, std::memory_order_release);

@@ -17,7 +17,7 @@ constexpr int kMaxLocalRanks = 64;
 constexpr int kRingEntries = 64;
 // Per staging slot (the mesh stages at most this much); two slots per rank.
 constexpr std::size_t kStagingBytes = 16 << 10;
-constexpr std::uint32_t kBlockMagic = 0xC0B10C4Bu;
+constexpr std::uint32_t kBlockMagic = 0xC0B10C4Cu;  // changes with the layout
 
 /// Where a message or buffer lives: a segment of the owner process (device id, or
 /// -1 for its pinned host pool) and an offset in it.
@@ -42,12 +42,15 @@ struct alignas(64) MessageRing {
   MessageDesc desc[kRingEntries];
 };
 
-/// Per-op description a rank publishes for direct (mesh) collectives.
+/// Per-op description a rank publishes for direct (mesh) collectives. What
+/// every call writes and its peers read (the sequence and the fingerprint)
+/// shares the first cache line with the input; a staged call, which maps no
+/// buffers, touches that line only.
 struct alignas(64) OpSlot {
   std::atomic<std::uint64_t> seq;  // op sequence this slot describes
+  std::uint64_t fingerprint[4];    // collective, count, type/op, root: checked by peers
   SegmentRef input;
   SegmentRef output;
-  std::uint64_t fingerprint[4];    // collective, count, type/op, root: checked by peers
 };
 
 struct ControlBlock {
