@@ -52,7 +52,11 @@ std::uint64_t Mesh::arrive() {
   const std::uint64_t target = barriers_ * static_cast<std::uint64_t>(n_);
   ControlBlock* lead = members_[0]->block;
   members_[static_cast<std::size_t>(me_)]->block->arrive.store(barriers_, std::memory_order_release);
-  if (lead->shared.fetch_add(1, std::memory_order_acq_rel) + 1 == target) lead->sharedWake.notifyAll();
+  // The last to arrive wakes the sleepers, if any: an unconditional notify is
+  // one more shared line written by some rank on every barrier.
+  if (lead->shared.fetch_add(1, std::memory_order_seq_cst) + 1 == target) {
+    lead->sharedWake.notifyIfSleeping();
+  }
   return target;
 }
 
