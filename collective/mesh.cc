@@ -89,19 +89,9 @@ Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline
     COHORT_RETURN_IF_ERROR(ref(in, &mine.input));
     COHORT_RETURN_IF_ERROR(ref(out, &mine.output));
   }
-  const auto fp = op.fingerprint();
-  std::copy(fp.begin(), fp.end(), mine.fingerprint);
-  mine.seq.store(op.seq, std::memory_order_release);
+  const auto fp = announce(op);
   COHORT_RETURN_IF_ERROR(barrier(op, "arrival", deadline, aborted));
-  if (views == nullptr) {
-    for (int j = 0; j < n_; ++j) {
-      const OpSlot& theirs = members_[static_cast<std::size_t>(j)]->block->op[slot];
-      if (!std::equal(fp.begin(), fp.end(), theirs.fingerprint)) {
-        return sameCall(j, theirs, fp, op.describe());
-      }
-    }
-    return Status::Ok();
-  }
+  if (views == nullptr) return sameCalls(op, fp);
   views->in.assign(static_cast<std::size_t>(n_), nullptr);
   views->out.assign(static_cast<std::size_t>(n_), nullptr);
   for (int j = 0; j < n_; ++j) {
@@ -112,6 +102,24 @@ Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline
     }
     if (theirs.input.device != kNoBuffer) views->in[static_cast<std::size_t>(j)] = static_cast<const char*>(m->translate(theirs.input));
     if (theirs.output.device != kNoBuffer) views->out[static_cast<std::size_t>(j)] = static_cast<char*>(m->translate(theirs.output));
+  }
+  return Status::Ok();
+}
+
+std::array<std::uint64_t, 4> Mesh::announce(const OpDesc& op) {
+  OpSlot& mine = members_[static_cast<std::size_t>(me_)]->block->op[slot_];
+  const auto fp = op.fingerprint();
+  std::copy(fp.begin(), fp.end(), mine.fingerprint);
+  mine.seq.store(op.seq, std::memory_order_release);
+  return fp;
+}
+
+Status Mesh::sameCalls(const OpDesc& op, const std::array<std::uint64_t, 4>& fp) const {
+  for (int j = 0; j < n_; ++j) {
+    const OpSlot& theirs = members_[static_cast<std::size_t>(j)]->block->op[slot_];
+    if (!std::equal(fp.begin(), fp.end(), theirs.fingerprint)) {
+      return sameCall(j, theirs, fp, op.describe());
+    }
   }
   return Status::Ok();
 }

@@ -68,6 +68,10 @@ class Mesh {
   /// The broadcast on a crowded node: every other rank copies the root's buffer
   /// once the root arrived, and only the root waits for everyone.
   Status pulledBroadcast(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
+  /// Writes this call's fingerprint and sequence into this rank's slot.
+  std::array<std::uint64_t, 4> announce(const OpDesc& op);
+  /// kMismatch naming the first member whose slot describes another call.
+  Status sameCalls(const OpDesc& op, const std::array<std::uint64_t, 4>& fp) const;
   Status checkPeers(const OpDesc& op, const char* phase, std::string* late) const;
   Status sameCall(int j, const transport::shm::OpSlot& theirs,
                   const std::array<std::uint64_t, 4>& fp, const std::string& mine) const;

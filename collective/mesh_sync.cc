@@ -125,13 +125,10 @@ Status Mesh::stagedBroadcast(const OpDesc& op, Deadline deadline,
   const std::size_t b = op.count * dataTypeSize(op.type);
   const std::size_t slot = slot_;
   const auto root = static_cast<std::size_t>(op.root);
-  OpSlot& mine = members_[static_cast<std::size_t>(me_)]->block->op[slot];
   if (me_ == op.root && op.output != nullptr) {
     std::memcpy(members_[root]->block->staging[slot], op.output, b);
   }
-  const auto fp = op.fingerprint();
-  std::copy(fp.begin(), fp.end(), mine.fingerprint);  // its peers read no buffer reference
-  mine.seq.store(op.seq, std::memory_order_release);
+  const auto fp = announce(op);  // its peers read no buffer reference
   trace::Span span("mesh", "arrival");
   owedTarget_ = arrive();
   owedSlot_ = slot;
@@ -175,9 +172,7 @@ Status Mesh::pulledBroadcast(const OpDesc& op, Deadline deadline,
   OpSlot& mine = members_[static_cast<std::size_t>(me_)]->block->op[slot];
   // Only the root's buffer is read (b > 0: the root's `in` is set).
   if (in != nullptr) COHORT_RETURN_IF_ERROR(shm_->refOf(in, &mine.input));
-  const auto fp = op.fingerprint();
-  std::copy(fp.begin(), fp.end(), mine.fingerprint);
-  mine.seq.store(op.seq, std::memory_order_release);
+  const auto fp = announce(op);
   trace::Span span("mesh", "arrival");
   const std::uint64_t arrival = barriers_ + 1;
   arrive();
