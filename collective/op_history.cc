@@ -253,6 +253,7 @@ std::size_t OpHistory::slotFor(std::uint64_t id, const OpDesc& op, OpRecord::Tim
   }
   OpRecord& r = records_[victim];
   r.id = id;
+  newest_ = std::max(newest_, id);
   copyOp(op, &r.op);
   r.algorithm.clear();
   r.queued = now;
@@ -272,6 +273,7 @@ std::uint64_t OpHistory::queued(const OpDesc& op) {
 }
 
 std::size_t OpHistory::indexOf(std::uint64_t id) const {
+  if (id > newest_) return records_.size();  // reserved, not recorded yet: no scan
   if (records_.size() == capacity_ && (keys_[homeOf(id)] & kIdMask) == (id & kIdMask)) {
     return homeOf(id);
   }

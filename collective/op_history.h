@@ -94,6 +94,7 @@ class OpHistory {
   // 2 running) in the top bits, its id below. Every call looks records up and
   // chooses victims here: 16 keys are two cache lines, 16 records some 80.
   std::vector<std::uint64_t> keys_;
+  std::uint64_t newest_ = 0;  // the largest id ever recorded (a reserved one may be larger)
   std::atomic<std::uint64_t> nextId_{1};
 };
 
