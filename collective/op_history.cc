@@ -55,8 +55,13 @@ Registry& registry() {
   return *r;
 }
 
-thread_local OpHistory* tHistory = nullptr;
-thread_local std::uint64_t tId = 0;
+// The operation running on this thread (RunScope). One variable: each thread-
+// local of a shared library costs a __tls_get_addr call per use.
+struct Running {
+  OpHistory* history = nullptr;
+  std::uint64_t id = 0;
+};
+thread_local Running tRunning;
 
 std::atomic<int> gWakeFd{-1};     // write end of the report pipe (lock-free)
 struct sigaction gPrevious = {};  // the SIGUSR1 action we replaced
@@ -336,17 +341,16 @@ std::string OpHistory::format() const {
 }
 
 OpHistory::RunScope::RunScope(OpHistory* history, std::uint64_t id) {
-  tHistory = history;
-  tId = id;
+  tRunning = Running{history, id};
 }
 
 OpHistory::RunScope::~RunScope() {
-  tHistory = nullptr;
-  tId = 0;
+  tRunning = Running{};
 }
 
 void noteWait(std::string what) {
-  if (tHistory != nullptr) tHistory->waiting(tId, std::move(what));
+  const Running running = tRunning;
+  if (running.history != nullptr) running.history->waiting(running.id, std::move(what));
 }
 
 std::string formatAllHistories() {
