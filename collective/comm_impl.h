@@ -112,6 +112,7 @@ class Communicator::Impl {
   std::uint64_t seq_ = 0;
   runtime::Stream* lastUserStream_ = nullptr;  // the caller's stream of the last op
   std::uint64_t lastUserEnqueued_ = 0;         // its task count right after that op
+  std::uint64_t afterRecordedAt_ = 0;          // stream_'s task count right after after_'s record
   // The last fixed-size call that passed validate(), and what runsInline()
   // derived from its arguments alone. A repeat of it (same arguments and
   // stream, runtime::resourceGeneration() unchanged: no buffer or stream can

@@ -101,6 +101,20 @@ TEST_P(MultiProcessTest, CollectivesAcrossProcesses) {
   }
 }
 
+// After a call that had to queue on the communicator's stream, small calls
+// run on the calling thread again (a stale count of that stream's tasks once
+// kept every later call queued: a thread hand-off each).
+TEST_P(MultiProcessTest, SmallCallsRunInlineAgainAfterAQueuedOne) {
+  constexpr int n = 3;
+  auto ranks = start(n, "inline", GetParam(), freePort());
+  for (int r = 0; r < n; ++r) {
+    const int code = waitRank(ranks[r].pid, std::chrono::seconds(120));
+    const std::string log = slurp(ranks[r].log);
+    EXPECT_EQ(code, 0) << "rank " << r << ":\n" << log;
+    EXPECT_NE(log.find("inline OK"), std::string::npos) << log;
+  }
+}
+
 // Two "nodes" of two ranks each (COHORT_HOST_ID): shm inside a node, tcp between.
 // Numbered node by node (A A B B), all five collectives run hierarchical;
 // interleaved (A B A B), allgather and reduce-scatter cannot place blocks that way

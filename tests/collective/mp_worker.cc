@@ -5,9 +5,14 @@
 //   mp_worker hier    allreduce, allgather, reducescatter, broadcast and reduce (every
 //                     root) over ranks that COHORT_HOST_ID puts on several "nodes";
 //                     HIER_EXPECT lists the collectives that must run hierarchical
+//   mp_worker inline  a small allreduce queued behind a busy stream, then 300 on
+//                     an idle one: those must run on the calling thread (they
+//                     add no task to the caller's stream) and be right
 // Prints "rank R: ..." lines; the parent checks exit codes and messages.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -162,6 +167,46 @@ int hier(Communicator& comm) {
   return 0;
 }
 
+int inlineAgain(Communicator& comm) {
+  const int r = comm.rank(), n = comm.size();
+  constexpr std::size_t kCount = 256;
+  runtime::Stream* s = nullptr;
+  void* buf = nullptr;
+  if (!runtime::streamCreate(&s).ok() || !runtime::deviceMalloc(&buf, kCount * 4).ok()) return 2;
+  auto* f = static_cast<float*>(buf);
+  int queued = 0;
+  for (int call = 0; call <= 300; ++call) {
+    for (std::size_t i = 0; i < kCount; ++i) f[i] = static_cast<float>((r + 1) * (i % 5 + call));
+    if (call == 0) {  // keeps the stream busy: this call queues behind the kernel
+      Status st = runtime::launchKernel(s, [](runtime::Stream*) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        return Status::Ok();
+      });
+      if (!st.ok()) return fail(r, "launchKernel", st);
+    }
+    std::uint64_t before = 0, after = 0, done = 0;
+    Status st = runtime::streamProgress(s, &before, &done);
+    if (st.ok()) st = comm.allReduce(buf, buf, kCount, DataType::kFloat32, ReduceOp::kSum, s);
+    if (st.ok()) st = runtime::streamProgress(s, &after, &done);
+    if (st.ok()) st = runtime::streamSynchronize(s);
+    if (!st.ok()) return fail(r, "allreduce " + std::to_string(call), st);
+    if (call > 0 && after != before) ++queued;
+    for (std::size_t i = 0; i < kCount; ++i) {
+      const float want = static_cast<float>(n * (n + 1) / 2 * (i % 5 + call));
+      if (f[i] != want) {
+        std::printf("rank %d: call %d element %zu is %g, expected %g\n", r, call, i, f[i], want);
+        return 5;
+      }
+    }
+  }
+  if (queued > 0) {
+    std::printf("rank %d: %d of 300 calls on an idle stream were queued\n", r, queued);
+    return 6;
+  }
+  std::printf("rank %d: inline OK\n", r);
+  return 0;
+}
+
 int loop(Communicator& comm) {
   const std::size_t count = (64u << 20) / 4;
   void* buf = nullptr;
@@ -194,5 +239,6 @@ int main(int argc, char** argv) {
     return 4;
   }
   if (mode == "hier") return hier(*comm);
+  if (mode == "inline") return inlineAgain(*comm);
   return mode == "loop" ? loop(*comm) : check(*comm);
 }
