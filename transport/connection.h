@@ -71,9 +71,8 @@ class Connection {
 
   /// Ends this connection after a failure elsewhere (another peer died, a
   /// timeout), so the peer fails now instead of waiting for messages that will
-  /// never come. Later calls here return `why`. Transports whose peers already
-  /// watch this process (shm checks liveness and closes on destruction) may
-  /// keep the default.
+  /// never come. Later calls here return `why`. Transports whose peers learn
+  /// of it otherwise may keep the default.
   virtual void abort(const Status& why) { (void)why; }
 };
 

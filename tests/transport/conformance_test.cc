@@ -207,6 +207,21 @@ TEST_P(Conformance, DeliveredSendCompletesWhenThePeerThenCloses) {
   EXPECT_NE(s.message().find("rank 1"), std::string::npos) << s.toString();
 }
 
+// An end aborted after a failure elsewhere (its process lives on): the peer's
+// pending receive fails at once, naming the rank, and the aborted end's own
+// later calls return the reason.
+TEST_P(Conformance, AbortedEndFailsThePeersPendingReceive) {
+  std::uint64_t word = 0;
+  ASSERT_OK(conn(0).postRecv(&word, sizeof(word)));
+  conn(1).abort(Status(ErrorCode::kRemoteError, "rank 7 died"));
+  const auto t0 = std::chrono::steady_clock::now();
+  const Status s = drain(conn(0), 20000, "receive from an aborted end");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_EQ(s.code(), ErrorCode::kRemoteError) << s.toString();
+  EXPECT_NE(s.message().find("rank 1"), std::string::npos) << s.toString();
+  EXPECT_ERROR(conn(1).postSend(&word, sizeof(word)), kRemoteError, "rank 7 died");
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, Conformance, ::testing::Values("shm", "tcp", "rdma"),
                          [](const auto& info) { return info.param; });
 

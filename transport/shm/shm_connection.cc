@@ -31,6 +31,12 @@ ShmConnection::~ShmConnection() {
   }
 }
 
+void ShmConnection::abort(const Status& why) {
+  (void)fail(why);
+  out_->error.store(kRingClosed, std::memory_order_release);
+  peer_.block->wake.notifyAll();
+}
+
 std::string ShmConnection::describe() const {
   return fmt::format("shm rank {} (pid {})", peer_.rank, peer_.pid);
 }

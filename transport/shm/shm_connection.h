@@ -30,6 +30,10 @@ class ShmConnection : public Connection {
   std::uint64_t recvsPosted() const override { return recvsPosted_; }
   std::uint64_t recvsCompleted() const override { return recvsCompleted_; }
   WaitHint waitHint() override;
+  /// Closes this end as the destructor does: a receive the peer waits for
+  /// fails at once ("closed its connection") instead of waiting for a rank
+  /// that failed and stays alive.
+  void abort(const Status& why) override;
 
  private:
   struct Send {
