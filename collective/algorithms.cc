@@ -141,11 +141,43 @@ Schedule ringAllReduce(int rank, int size, std::size_t count, std::size_t elem, 
 // vector received into scratch and added in the next round, so a send never
 // reads what a receive writes. Both partners add the same two values: the
 // result is the same on every rank (the ops commute).
-Schedule recursiveDoublingAllReduce(int rank, int size, std::size_t count, std::size_t elem,
-                                    bool inPlace) {
+//
+// With a power-of-two size the partial sums stay in scratch until the last
+// round: [0, bytes) holds this rank's running sum, [bytes, 2 bytes) the
+// partner's vector. The caller's buffers are written in the last (local)
+// round only, so every exchange can carry the argument check with its partner
+// (the executor's progressive check: one message per partner and round).
+static Schedule powerOfTwoRecursiveDoubling(int rank, int size, std::size_t bytes, bool inPlace) {
   Schedule s;
   s.algorithm = "recursive-doubling";
+  const Buf mine = inPlace ? Buf::kOutput : Buf::kInput;
+  const Range sum{Buf::kScratch, 0}, theirs{Buf::kScratch, bytes};
+  s.scratchBytes = 2 * bytes;
+  bool summing = false;  // whether `sum` holds this rank's running sum
+  for (int mask = 1; mask < size; mask *= 2) {
+    auto& round = s.round();
+    if (mask > 1) {
+      if (!summing) round.push_back(copy({mine, 0}, sum, bytes));
+      round.push_back(reduceLocal(theirs, sum, bytes));
+      summing = true;
+    }
+    round.push_back(send(rank ^ mask, summing ? Buf::kScratch : mine, 0, bytes));
+    round.push_back(recv(rank ^ mask, Buf::kScratch, bytes, bytes));
+  }
+  auto& last = s.round();
+  if (summing || !inPlace) last.push_back(copy(summing ? sum : Range{mine, 0}, {Buf::kOutput, 0}, bytes));
+  last.push_back(reduceLocal(theirs, {Buf::kOutput, 0}, bytes));
+  return s;
+}
+
+Schedule recursiveDoublingAllReduce(int rank, int size, std::size_t count, std::size_t elem,
+                                    bool inPlace) {
   const std::size_t bytes = count * elem;
+  if (size > 1 && (size & (size - 1)) == 0) {
+    return powerOfTwoRecursiveDoubling(rank, size, bytes, inPlace);
+  }
+  Schedule s;
+  s.algorithm = "recursive-doubling";
   // Without the copy first, the output is made when the first partner's
   // vector is added.
   const bool copyFirst = copyInputFirst(&s, size, inPlace, bytes);

@@ -42,19 +42,21 @@ struct ArgumentCheck {
   std::vector<std::uint64_t> recvNumber;  // the connection's count once it arrived
 };
 
-Status postCheck(const Schedule& schedule, const std::vector<transport::Connection*>& conns,
-                 const OpDesc& op, ArgumentCheck* check) {
-  for (const auto& round : schedule.rounds) {
-    for (const Step& s : round) {
-      if (s.peer >= 0 && std::find(check->peers.begin(), check->peers.end(), s.peer) ==
-                             check->peers.end()) {
-        check->peers.push_back(s.peer);
-      }
+// Adds the peers of `round` that `check` does not have yet (in step order).
+void addNewPeers(const std::vector<Step>& round, ArgumentCheck* check) {
+  for (const Step& s : round) {
+    if (s.peer >= 0 && std::find(check->peers.begin(), check->peers.end(), s.peer) ==
+                           check->peers.end()) {
+      check->peers.push_back(s.peer);
     }
   }
-  check->mine = op.fingerprint();
+}
+
+// Posts the fingerprint exchange with check->peers[from...]; check->mine is set.
+Status postCheckFrom(std::size_t from, const std::vector<transport::Connection*>& conns,
+                     ArgumentCheck* check) {
   check->theirs.resize(check->peers.size());
-  for (std::size_t i = 0; i < check->peers.size(); ++i) {
+  for (std::size_t i = from; i < check->peers.size(); ++i) {
     transport::Connection* c = conns[static_cast<std::size_t>(check->peers[i])];
     COHORT_RETURN_IF_ERROR(c->postSend(check->mine.data(), sizeof(check->mine)));
     COHORT_RETURN_IF_ERROR(c->postRecv(check->theirs[i].data(), sizeof(check->mine)));
@@ -62,6 +64,13 @@ Status postCheck(const Schedule& schedule, const std::vector<transport::Connecti
     check->recvNumber.push_back(c->recvsPosted());
   }
   return Status::Ok();
+}
+
+Status postCheck(const Schedule& schedule, const std::vector<transport::Connection*>& conns,
+                 const OpDesc& op, ArgumentCheck* check) {
+  for (const auto& round : schedule.rounds) addNewPeers(round, check);
+  check->mine = op.fingerprint();
+  return postCheckFrom(0, conns, check);
 }
 
 // The first peer whose fingerprint arrived and differs from ours, or -1.
@@ -97,6 +106,50 @@ bool fusable(const Schedule& schedule) {
     }
   }
   return received <= kFusedCheckBytes;
+}
+
+// The progressive check: each round's fingerprint exchange goes only to the
+// peers it meets first, with that round's data, instead of to every peer before
+// the first round (one message per partner and round, and no round waits for
+// a later partner). It keeps the promise that nothing the caller sees is
+// written before every fingerprint matched, so it applies when every round up
+// to the last that meets a new peer writes scratch only (that last round's
+// receives may be held aside instead), and when each such round both sends to
+// and receives from each peer it meets first (it waits for their fingerprint
+// anyway: no new dependency). Returns that last round, or -1.
+int progressiveCheckRounds(const Schedule& schedule) {
+  std::vector<int> seen;
+  int last = -1;
+  for (std::size_t r = 0; r < schedule.rounds.size(); ++r) {
+    for (const Step& s : schedule.rounds[r]) {
+      if (s.peer >= 0 && std::find(seen.begin(), seen.end(), s.peer) == seen.end()) {
+        seen.push_back(s.peer);
+        last = static_cast<int>(r);
+      }
+    }
+  }
+  if (last < 1) return -1;  // one round or none: the fused first round covers it
+  seen.clear();
+  std::size_t held = 0;
+  for (int r = 0; r <= last; ++r) {
+    const auto& round = schedule.rounds[static_cast<std::size_t>(r)];
+    for (const Step& s : round) {
+      const bool receives = s.op == Step::Op::kRecv || s.op == Step::Op::kRecvReduce;
+      const bool local = s.op == Step::Op::kCopy || s.op == Step::Op::kReduce;
+      if (s.bytes > 0 && s.dst.buf != Buf::kScratch && (local || (receives && r < last))) return -1;
+      if (receives && r == last) held += s.bytes;
+      if (s.peer < 0 || std::find(seen.begin(), seen.end(), s.peer) != seen.end()) continue;
+      seen.push_back(s.peer);
+      bool sends = false, gets = false;
+      for (const Step& t : round) {
+        if (t.peer != s.peer) continue;
+        sends = sends || t.op == Step::Op::kSend;
+        gets = gets || t.op == Step::Op::kRecv || t.op == Step::Op::kRecvReduce;
+      }
+      if (!sends || !gets) return -1;
+    }
+  }
+  return held <= kFusedCheckBytes ? last : -1;
 }
 
 // Runs one round's local steps and posts its transfers. With `held`, receives
@@ -152,6 +205,65 @@ void applyHeld(const std::vector<Step>& round, const ExecBuffers& buffers,
   }
 }
 
+// Kept by the thread between calls, so that a small operation allocates
+// nothing. A failed call may leave a receive posted into tCheck: its
+// connection is ended then, and the memory stays valid anyway.
+thread_local ArgumentCheck tCheck;
+thread_local std::vector<transport::Connection*> tActive;
+thread_local std::vector<char> tHeld;
+
+// What every round of one execute() call needs.
+struct Run {
+  const Schedule& schedule;
+  const ExecBuffers& buffers;
+  const std::vector<transport::Connection*>& conns;
+  const transport::Reduction& reduction;
+  const OpDesc& op;
+  int rank;
+  Deadline deadline;
+  const transport::WaitControl& control;
+};
+
+// Runs round r together with the argument check: it waits for the fingerprints
+// of tActive's connections (posted before) as well as for its transfers, and
+// stops as soon as one differs. Its receives are held aside (all of them, or
+// those that do not land in scratch) and applied once every fingerprint so far
+// matched. A mismatch of sizes fails the transfers too, but each peer's
+// fingerprint arrived before its data: the error names the difference.
+Status checkedRound(const Run& run, std::size_t r, bool holdAll) {
+  const auto& round = run.schedule.rounds[r];
+  std::size_t bytes = 0;
+  bool hold = holdAll;
+  for (const Step& s : round) {
+    if (s.op != Step::Op::kRecv && s.op != Step::Op::kRecvReduce) continue;
+    bytes += s.bytes;
+    hold = hold || (s.bytes > 0 && s.dst.buf != Buf::kScratch);
+  }
+  if (hold && tHeld.size() < bytes) tHeld.resize(bytes);
+  trace::Span span("algorithm", trace::enabled()
+                                    ? fmt::format("{} round {} with the fingerprint check",
+                                                  run.schedule.algorithm, r)
+                                    : std::string());
+  const auto label = [&] {
+    return fmt::format("{} ({} round {}, with the argument check)", run.op.describe(),
+                       run.schedule.algorithm, r);
+  };
+  Status st = postRound(round, run.buffers, run.conns, run.reduction,
+                        hold ? tHeld.data() : nullptr, &tActive);
+  if (!st.ok()) {
+    st = makeError(st.code(), "{}: {}", label(), st.message());
+  } else {
+    // A peer whose arguments differ may never send its data.
+    transport::WaitControl checking = run.control;
+    checking.stopEarly = [] { return firstDifference(tCheck) >= 0; };  // this thread's check
+    st = transport::waitIdle(tActive.data(), tActive.size(), run.deadline, label, checking);
+  }
+  COHORT_RETURN_IF_ERROR(compareCheck(tCheck, run.rank, run.op));
+  COHORT_RETURN_IF_ERROR(st);
+  if (hold) applyHeld(round, run.buffers, run.reduction, tHeld.data());
+  return Status::Ok();
+}
+
 }  // namespace
 
 transport::WaitControl waitControl(const std::atomic<bool>* abort) {
@@ -177,59 +289,40 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
       }
     }
   }
-  // Kept by the thread between calls, so that a small operation allocates
-  // nothing here. A failed call may leave a receive posted into `check`: its
-  // connection is ended then, and the memory stays valid anyway.
-  static thread_local ArgumentCheck check;
-  static thread_local std::vector<transport::Connection*> active;
+  ArgumentCheck& check = tCheck;
   check.peers.clear();
   check.conns.clear();
   check.recvNumber.clear();
-  active.clear();
-  COHORT_RETURN_IF_ERROR(postCheck(schedule, conns, op, &check));
+  const Run run{schedule, buffers, conns, reduction, op, rank, deadline, control};
   std::size_t first = 0;
-  if (!check.conns.empty() && fusable(schedule)) {
-    // The first round goes with the check; its receives are held aside until
-    // every fingerprint has matched. A mismatch of sizes fails the transfers
-    // too, but each peer's fingerprint arrived before its data: it names the
-    // difference.
-    static thread_local std::vector<char> held;
-    std::size_t bytes = 0;
-    for (const Step& s : schedule.rounds[0]) {
-      if (s.op == Step::Op::kRecv || s.op == Step::Op::kRecvReduce) bytes += s.bytes;
+  if (const int last = progressiveCheckRounds(schedule); last > 0) {
+    check.mine = op.fingerprint();
+    for (int r = 0; r <= last; ++r) {
+      const std::size_t from = check.peers.size();
+      addNewPeers(schedule.rounds[static_cast<std::size_t>(r)], &check);
+      // Each fingerprint goes ahead of its round's data on the connection.
+      COHORT_RETURN_IF_ERROR(postCheckFrom(from, conns, &check));
+      tActive.assign(check.conns.begin() + static_cast<std::ptrdiff_t>(from), check.conns.end());
+      COHORT_RETURN_IF_ERROR(checkedRound(run, static_cast<std::size_t>(r), /*holdAll=*/false));
     }
-    if (held.size() < bytes) held.resize(bytes);
-    trace::Span span("algorithm", trace::enabled()
-                                      ? fmt::format("{} round 0 with the fingerprint check",
-                                                    schedule.algorithm)
-                                      : std::string());
-    active = check.conns;
-    Status st = postRound(schedule.rounds[0], buffers, conns, reduction, held.data(), &active);
-    if (!st.ok()) {
-      st = makeError(st.code(), "{} ({} round 0): {}", op.describe(), schedule.algorithm,
-                     st.message());
-    } else {
-      // A peer whose arguments differ may never send its data: stop waiting
-      // as soon as its fingerprint is here.
-      transport::WaitControl checking = control;
-      checking.stopEarly = [] { return firstDifference(check) >= 0; };  // this thread's check
-      const auto label = [&] {
-        return fmt::format("{} ({} round 0, with the argument check)", op.describe(),
-                           schedule.algorithm);
-      };
-      st = transport::waitIdle(active.data(), active.size(), deadline, label, checking);
+    first = static_cast<std::size_t>(last) + 1;
+  } else {
+    COHORT_RETURN_IF_ERROR(postCheck(schedule, conns, op, &check));
+    if (!check.conns.empty() && fusable(schedule)) {
+      // The first round goes with the check; its receives are held aside until
+      // every fingerprint has matched.
+      tActive = check.conns;
+      COHORT_RETURN_IF_ERROR(checkedRound(run, 0, /*holdAll=*/true));
+      first = 1;
+    } else if (!check.conns.empty()) {
+      trace::Span span("algorithm", "fingerprint check");
+      const auto label = [&] { return op.describe() + " (argument check)"; };
+      COHORT_RETURN_IF_ERROR(
+          transport::waitIdle(check.conns.data(), check.conns.size(), deadline, label, control));
+      COHORT_RETURN_IF_ERROR(compareCheck(check, rank, op));
     }
-    COHORT_RETURN_IF_ERROR(compareCheck(check, rank, op));
-    COHORT_RETURN_IF_ERROR(st);
-    applyHeld(schedule.rounds[0], buffers, reduction, held.data());
-    first = 1;
-  } else if (!check.conns.empty()) {
-    trace::Span span("algorithm", "fingerprint check");
-    const auto label = [&] { return op.describe() + " (argument check)"; };
-    COHORT_RETURN_IF_ERROR(
-        transport::waitIdle(check.conns.data(), check.conns.size(), deadline, label, control));
-    COHORT_RETURN_IF_ERROR(compareCheck(check, rank, op));
   }
+  std::vector<transport::Connection*>& active = tActive;
   for (std::size_t r = first; r < schedule.rounds.size(); ++r) {
     active.clear();
     const auto& round = schedule.rounds[r];

@@ -18,10 +18,12 @@ struct ExecBuffers {
 };
 
 /// `conns[p]` is the connection to group rank p (null for self). This rank and
-/// every peer of the schedule exchange the operation's fingerprint (a small
-/// first round travels with it, its receives held aside until it passed); a
-/// difference fails the operation on both sides with kMismatch naming the
-/// parameter and both values, and no buffer is touched. Errors name
+/// every peer of the schedule exchange the operation's fingerprint: before the
+/// first round (a small first round travels with it, its receives held aside
+/// until it passed), or, when the rounds before the last new partner write
+/// scratch only (recursive doubling), with the first round that meets each
+/// peer. A difference fails the operation on both sides with kMismatch naming
+/// the parameter and both values, and no buffer is touched. Errors name
 /// the operation (op.describe()); the timeout error also names the round and the
 /// peer(s) still pending. Once `*abort` reads true, the wait in progress returns
 /// kAborted within about 50 ms.

@@ -72,7 +72,8 @@ Schedule halvingDoublingAllReduce(int rank, int size, std::size_t count, std::si
 /// Up to this size "hd" allreduce exchanges whole vectors (recursive doubling).
 constexpr std::size_t kRecursiveDoublingMax = 16 << 10;
 /// Whole-vector exchanges (log2 rounds instead of 2 log2): for small vectors.
-/// Scratch: one vector.
+/// Scratch: two vectors with a power-of-two size (nothing the caller sees is
+/// written before the last round), else one.
 Schedule recursiveDoublingAllReduce(int rank, int size, std::size_t count, std::size_t elem,
                                     bool inPlace);
 /// Block b of the output starts at b * strideBytes (0: packed, count * elem).

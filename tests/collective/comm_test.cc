@@ -218,6 +218,47 @@ TEST(CommTest, MismatchedCountsAndTypesAreDetectedOnBothRanks) {
   }
 }
 
+// A small allreduce over 4 ranks checks the arguments round by round with the
+// partner of each round (recursive doubling). Rank 2's count differs: its
+// first partner (3) and itself name the difference; ranks 0 and 1, which
+// learn of it through the failure, fail too. Nobody's buffer is written.
+TEST(CommTest, AMismatchWithALaterPartnerFailsEveryRankAndWritesNothing) {
+  RankPool pool(4);
+  ASSERT_OK(pool.initStatus());
+  constexpr std::size_t kCount = 256;
+  std::vector<std::vector<float>> outs(4);
+  auto results = pool.run([&](int r) -> std::string {
+    if (!pool.comm(r).setAlgorithm("allreduce=hd").ok()) return "setAlgorithm";
+    void *in = nullptr, *out = nullptr;
+    if (!runtime::deviceMalloc(&in, (kCount + 1) * 4).ok() ||
+        !runtime::deviceMalloc(&out, (kCount + 1) * 4).ok()) {
+      return "deviceMalloc";
+    }
+    for (std::size_t i = 0; i <= kCount; ++i) {
+      static_cast<float*>(in)[i] = 1.0f;
+      static_cast<float*>(out)[i] = -7.0f;
+    }
+    const std::size_t count = r == 2 ? kCount + 1 : kCount;
+    Status st = pool.comm(r).allReduce(in, out, count, DataType::kFloat32, ReduceOp::kSum, pool.stream(r));
+    if (st.ok()) st = runtime::streamSynchronize(pool.stream(r));
+    outs[static_cast<std::size_t>(r)].assign(static_cast<float*>(out), static_cast<float*>(out) + kCount + 1);
+    (void)runtime::deviceFree(in);
+    (void)runtime::deviceFree(out);
+    return st.ok() ? "returned ok" : st.toString();
+  });
+  for (int r : {2, 3}) {
+    EXPECT_NE(results[r].find("mismatched collective between rank " + std::to_string(r)),
+              std::string::npos) << "rank " << r << ": " << results[r];
+    EXPECT_NE(results[r].find("count: "), std::string::npos) << results[r];
+  }
+  for (int r : {0, 1}) EXPECT_NE(results[r], "returned ok") << "rank " << r;
+  for (int r = 0; r < 4; ++r) {
+    for (float v : outs[static_cast<std::size_t>(r)]) {
+      ASSERT_EQ(v, -7.0f) << "rank " << r << "'s output was written";
+    }
+  }
+}
+
 TEST(CommTest, DifferentCollectivesAreDetected) {
   RankPool pool(2);
   ASSERT_OK(pool.initStatus());
