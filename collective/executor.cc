@@ -118,7 +118,8 @@ bool fusable(const Schedule& schedule) {
 // and receives from each peer it meets first (it waits for their fingerprint
 // anyway: no new dependency). Returns that last round, or -1.
 int progressiveCheckRounds(const Schedule& schedule) {
-  std::vector<int> seen;
+  static thread_local std::vector<int> seen;  // no allocation per call
+  seen.clear();
   int last = -1;
   for (std::size_t r = 0; r < schedule.rounds.size(); ++r) {
     for (const Step& s : schedule.rounds[r]) {

@@ -62,6 +62,9 @@ class Mesh {
   /// Waits for the barrier of the last call if that call did not (a staged
   /// broadcast), and checks that every member made the same call.
   Status settle(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
+  /// Waits until the root arrived at this rank's `arrival`-th barrier.
+  Status waitForRoot(const OpDesc& op, std::uint64_t arrival, Deadline deadline,
+                     const std::atomic<bool>& aborted);
   /// The staged broadcast: the root leaves once its data is staged, the others
   /// wait for the root only; everyone settles at its next call.
   Status stagedBroadcast(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);

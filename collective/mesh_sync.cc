@@ -117,6 +117,22 @@ Status Mesh::settle(const OpDesc& op, Deadline deadline, const std::atomic<bool>
   return Status::Ok();
 }
 
+// Waits until the root arrived at this rank's `arrival`-th barrier; fails if it
+// left the communicator instead (or a member died).
+Status Mesh::waitForRoot(const OpDesc& op, std::uint64_t arrival, Deadline deadline,
+                         const std::atomic<bool>& aborted) {
+  const auto* from = members_[static_cast<std::size_t>(op.root)];
+  COHORT_RETURN_IF_ERROR(waitFor(op, "the root's arrival", deadline, aborted, [&] {
+    return from->block->arrive.load(std::memory_order_acquire) >= arrival;
+  }));
+  if (from->block->arrive.load(std::memory_order_acquire) != kLeft) return Status::Ok();
+  std::string late;
+  COHORT_RETURN_IF_ERROR(checkPeers(op, "the root's arrival", &late));
+  return makeError(ErrorCode::kRemoteError,
+                   "root rank {} (process {}) left the communicator during {}", from->rank,
+                   from->pid, op.describe());
+}
+
 // The root's data is in its slot when it arrives: it needs nobody else, and
 // the others need only the root. The slot is written again two calls later,
 // after this rank's next call settled this one (everyone has read it then).
@@ -138,18 +154,8 @@ Status Mesh::stagedBroadcast(const OpDesc& op, Deadline deadline,
     members_[0]->block->sharedWake.notifyIfSleeping();
     return Status::Ok();
   }
-  const std::uint64_t arrival = barriers_;
+  COHORT_RETURN_IF_ERROR(waitForRoot(op, barriers_, deadline, aborted));
   const auto* from = members_[root];
-  COHORT_RETURN_IF_ERROR(waitFor(op, "the root's arrival", deadline, aborted, [&] {
-    return from->block->arrive.load(std::memory_order_acquire) >= arrival;
-  }));
-  if (from->block->arrive.load(std::memory_order_acquire) == kLeft) {
-    std::string late;
-    COHORT_RETURN_IF_ERROR(checkPeers(op, "the root's arrival", &late));
-    return makeError(ErrorCode::kRemoteError,
-                     "root rank {} (process {}) left the communicator during {}", from->rank,
-                     from->pid, op.describe());
-  }
   const OpSlot& theirs = from->block->op[slot];
   if (!std::equal(fp.begin(), fp.end(), theirs.fingerprint)) {
     owedTarget_ = 0;  // the failure is reported now
@@ -182,30 +188,12 @@ Status Mesh::pulledBroadcast(const OpDesc& op, Deadline deadline,
     COHORT_RETURN_IF_ERROR(waitFor(op, "completion", deadline, aborted, [&] {
       return members_[0]->block->shared.load(std::memory_order_acquire) >= target;
     }));
-    for (int j = 0; j < n_; ++j) {
-      const OpSlot& theirs = members_[static_cast<std::size_t>(j)]->block->op[slot];
-      if (!std::equal(fp.begin(), fp.end(), theirs.fingerprint)) {
-        return sameCall(j, theirs, fp, op.describe());
-      }
-    }
-    return Status::Ok();
+    return sameCalls(op, fp);
   }
+  COHORT_RETURN_IF_ERROR(waitForRoot(op, arrival, deadline, aborted));
   const auto* from = members_[root];
-  Status st = waitFor(op, "the root's arrival", deadline, aborted, [&] {
-    return from->block->arrive.load(std::memory_order_acquire) >= arrival;
-  });
-  if (st.ok() && from->block->arrive.load(std::memory_order_acquire) == kLeft) {
-    std::string late;
-    st = checkPeers(op, "the root's arrival", &late);
-    if (st.ok()) {
-      st = makeError(ErrorCode::kRemoteError,
-                     "root rank {} (process {}) left the communicator during {}", from->rank,
-                     from->pid, op.describe());
-    }
-  }
-  if (!st.ok()) return st;
   const OpSlot& theirs = from->block->op[slot];
-  st = sameCall(op.root, theirs, fp, op.describe());
+  Status st = sameCall(op.root, theirs, fp, op.describe());
   if (st.ok() && b > 0) std::memcpy(op.output, from->translate(theirs.input), b);
   // The root waits for this arrival (also after a mismatch, which it then finds).
   owedTarget_ = arrive();
