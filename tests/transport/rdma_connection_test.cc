@@ -184,6 +184,21 @@ TEST(RdmaConnectionTest, ClosingTellsThePeer) {
   EXPECT_EQ(p.faults(), "");
 }
 
+// An end aborted after a failure elsewhere (its process lives on) tells the
+// peer as closing does, and keeps the reason for its own later calls.
+TEST(RdmaConnectionTest, AbortTellsThePeerAndKeepsItsReason) {
+  FakePair p;
+  ASSERT_OK(p.pump());
+  std::vector<std::uint8_t> buf(10);
+  ASSERT_OK(p.conn[0]->postRecv(buf.data(), buf.size()));
+  p.conn[1]->abort(Status(ErrorCode::kRemoteError, "rank 7 died"));
+  (void)p.pump();
+  EXPECT_ERROR(p.conn[0]->progress(), kRemoteError,
+               "the peer closed the connection with 0 send(s) and 1 receive(s)");
+  EXPECT_ERROR(p.conn[1]->postSend(buf.data(), 1), kRemoteError, "rank 7 died");
+  EXPECT_EQ(p.faults(), "");
+}
+
 TEST(RdmaConnectionTest, DataSentBeforeCloseIsStillDelivered) {
   FakePair p;
   const auto a = pattern(5000, 7);

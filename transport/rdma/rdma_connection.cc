@@ -50,6 +50,12 @@ RdmaConnection::~RdmaConnection() {
   for (const PendingSend& s : sends_) cache_->release(s.lease);
 }
 
+void RdmaConnection::abort(const Status& why) {
+  // The queue pair lives on until destruction: the signal leaves on its own.
+  if (error_.ok() && !peerClosed_) (void)postControl(ImmKind::kClose, 0);
+  (void)fail(why);
+}
+
 Status RdmaConnection::start() {
   Status s = postControl(ImmKind::kReady, 0);
   return s.ok() ? s : fail(std::move(s));

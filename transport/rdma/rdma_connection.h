@@ -68,6 +68,9 @@ class RdmaConnection : public Connection {
   std::uint64_t recvsPosted() const override { return recvsPosted_; }
   std::uint64_t recvsCompleted() const override { return recvsCompleted_; }
   WaitHint waitHint() override;
+  /// Tells the peer as closing does (a receive it waits for fails at once);
+  /// later calls here return `why`.
+  void abort(const Status& why) override;
 
  private:
   struct PendingSend {
