@@ -234,7 +234,7 @@ bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream, b
   // caller that saw our last queued operation end may find that record the
   // only task left. Counting it as busy queued every later call too, for good
   // (4 ranks over tcp: every call handed to the worker, 27 context switches
-  // per call instead of 11).
+  // per call instead of 10).
   const bool onlyOurRecordLeft = commCompleted + 1 == commEnqueued &&
                                  commEnqueued == afterRecordedAt_ &&
                                  runtime::eventQuery(after_).ok();
