@@ -6,44 +6,22 @@
 
 namespace cohort::collective::steps {
 
+// Step is an aggregate: {op, peer, src, dst, bytes}.
 inline Step send(int peer, Buf buf, std::size_t offset, std::size_t bytes) {
-  Step s;
-  s.op = Step::Op::kSend;
-  s.peer = peer;
-  s.src = {buf, offset};
-  s.bytes = bytes;
-  return s;
+  return Step{Step::Op::kSend, peer, {buf, offset}, {}, bytes};
 }
 inline Step recv(int peer, Buf buf, std::size_t offset, std::size_t bytes) {
-  Step s;
-  s.op = Step::Op::kRecv;
-  s.peer = peer;
-  s.dst = {buf, offset};
-  s.bytes = bytes;
-  return s;
+  return Step{Step::Op::kRecv, peer, {}, {buf, offset}, bytes};
 }
 // dst = src (op) message.
 inline Step recvReduce(int peer, Range src, Range dst, std::size_t bytes) {
-  Step s;
-  s.op = Step::Op::kRecvReduce;
-  s.peer = peer;
-  s.src = src;
-  s.dst = dst;
-  s.bytes = bytes;
-  return s;
+  return Step{Step::Op::kRecvReduce, peer, src, dst, bytes};
 }
 inline Step copy(Range src, Range dst, std::size_t bytes) {
-  Step s;
-  s.op = Step::Op::kCopy;
-  s.src = src;
-  s.dst = dst;
-  s.bytes = bytes;
-  return s;
+  return Step{Step::Op::kCopy, -1, src, dst, bytes};
 }
 inline Step reduceLocal(Range src, Range dst, std::size_t bytes) {
-  Step s = copy(src, dst, bytes);
-  s.op = Step::Op::kReduce;
-  return s;
+  return Step{Step::Op::kReduce, -1, src, dst, bytes};
 }
 inline int mod(int a, int n) { return ((a % n) + n) % n; }
 
