@@ -1,6 +1,5 @@
 #include "collective/mesh.h"
 
-
 #include <emmintrin.h>
 
 #include <algorithm>
@@ -60,7 +59,6 @@ Mesh::Mesh(transport::shm::ShmTransport* shm,
 
 Mesh::~Mesh() { leave(); }
 
-
 bool Mesh::supports(Coll c) {
   switch (c) {
     case Coll::kAllReduce: case Coll::kAllGather: case Coll::kReduceScatter:
@@ -71,7 +69,6 @@ bool Mesh::supports(Coll c) {
       return false;
   }
 }
-
 
 Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline deadline,
                      const std::atomic<bool>& aborted, Views* views) {
@@ -91,15 +88,13 @@ Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline
   }
   const auto fp = announce(op);
   COHORT_RETURN_IF_ERROR(barrier(op, "arrival", deadline, aborted));
-  if (views == nullptr) return sameCalls(op, fp);
+  COHORT_RETURN_IF_ERROR(sameCalls(slot, fp, op));
+  if (views == nullptr) return Status::Ok();
   views->in.assign(static_cast<std::size_t>(n_), nullptr);
   views->out.assign(static_cast<std::size_t>(n_), nullptr);
   for (int j = 0; j < n_; ++j) {
     const auto* m = members_[static_cast<std::size_t>(j)];
     const OpSlot& theirs = m->block->op[slot];
-    if (!std::equal(fp.begin(), fp.end(), theirs.fingerprint)) {
-      return sameCall(j, theirs, fp, op.describe());
-    }
     if (theirs.input.device != kNoBuffer) views->in[static_cast<std::size_t>(j)] = static_cast<const char*>(m->translate(theirs.input));
     if (theirs.output.device != kNoBuffer) views->out[static_cast<std::size_t>(j)] = static_cast<char*>(m->translate(theirs.output));
   }
@@ -112,16 +107,6 @@ std::array<std::uint64_t, 4> Mesh::announce(const OpDesc& op) {
   std::copy(fp.begin(), fp.end(), mine.fingerprint);
   mine.seq.store(op.seq, std::memory_order_release);
   return fp;
-}
-
-Status Mesh::sameCalls(const OpDesc& op, const std::array<std::uint64_t, 4>& fp) const {
-  for (int j = 0; j < n_; ++j) {
-    const OpSlot& theirs = members_[static_cast<std::size_t>(j)]->block->op[slot_];
-    if (!std::equal(fp.begin(), fp.end(), theirs.fingerprint)) {
-      return sameCall(j, theirs, fp, op.describe());
-    }
-  }
-  return Status::Ok();
 }
 
 // Copies with non-temporal stores: the destination (another rank's output, not

@@ -73,11 +73,17 @@ class Mesh {
   Status pulledBroadcast(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   /// Writes this call's fingerprint and sequence into this rank's slot.
   std::array<std::uint64_t, 4> announce(const OpDesc& op);
-  /// kMismatch naming the first member whose slot describes another call.
-  Status sameCalls(const OpDesc& op, const std::array<std::uint64_t, 4>& fp) const;
+  /// kMismatch when member j's `slot` describes another call than `fp`, this
+  /// rank's `op` (`owed`: its previous call, a broadcast, found at `op`).
+  Status sameCall(int j, std::size_t slot, const std::array<std::uint64_t, 4>& fp,
+                  const OpDesc& op, bool owed = false) const;
+  /// sameCall() for every member: the first difference.
+  Status sameCalls(std::size_t slot, const std::array<std::uint64_t, 4>& fp, const OpDesc& op,
+                   bool owed = false) const;
+  /// Waits until the node-wide arrival count reaches `target` (everyone arrived).
+  Status waitForAll(const OpDesc& op, const char* phase, std::uint64_t target, Deadline deadline,
+                    const std::atomic<bool>& aborted);
   Status checkPeers(const OpDesc& op, const char* phase, std::string* late) const;
-  Status sameCall(int j, const transport::shm::OpSlot& theirs,
-                  const std::array<std::uint64_t, 4>& fp, const std::string& mine) const;
   /// Tells the peers this rank takes no further part: a peer waiting in a barrier
   /// fails with kRemoteError at its next liveness check (within 200 ms).
   void leave();

@@ -34,17 +34,33 @@ void Mesh::leave() {
   members_[static_cast<std::size_t>(me_)]->block->arrive.store(kLeft, std::memory_order_release);
 }
 
-// kMismatch when member j's slot describes another call than `fp`; `mine`
-// says what this rank called.
-Status Mesh::sameCall(int j, const OpSlot& theirs, const std::array<std::uint64_t, 4>& fp,
-                      const std::string& mine) const {
+// The comparison comes first: the text is made only for a difference.
+Status Mesh::sameCall(int j, std::size_t slot, const std::array<std::uint64_t, 4>& fp,
+                      const OpDesc& op, bool owed) const {
+  const OpSlot& theirs = members_[static_cast<std::size_t>(j)]->block->op[slot];
+  if (std::equal(fp.begin(), fp.end(), theirs.fingerprint)) return Status::Ok();
   std::array<std::uint64_t, 4> tfp;
   std::copy(theirs.fingerprint, theirs.fingerprint + 4, tfp.begin());
-  if (tfp == fp) return Status::Ok();
+  const std::string mine =
+      owed ? fmt::format("broadcast #{}, found at its next call, {}", fp[0] >> 8, op.describe())
+           : op.describe();
   return makeError(ErrorCode::kMismatch,
                    "mismatched collective between rank {} and rank {}: {} (this rank: {})",
                    members_[static_cast<std::size_t>(me_)]->rank,
                    members_[static_cast<std::size_t>(j)]->rank, fingerprintDiff(fp, tfp), mine);
+}
+
+Status Mesh::sameCalls(std::size_t slot, const std::array<std::uint64_t, 4>& fp,
+                       const OpDesc& op, bool owed) const {
+  for (int j = 0; j < n_; ++j) COHORT_RETURN_IF_ERROR(sameCall(j, slot, fp, op, owed));
+  return Status::Ok();
+}
+
+Status Mesh::waitForAll(const OpDesc& op, const char* phase, std::uint64_t target,
+                        Deadline deadline, const std::atomic<bool>& aborted) {
+  ControlBlock* lead = members_[0]->block;
+  return waitFor(op, phase, deadline, aborted,
+                 [&] { return lead->shared.load(std::memory_order_acquire) >= target; });
 }
 
 std::uint64_t Mesh::arrive() {
@@ -63,10 +79,7 @@ std::uint64_t Mesh::arrive() {
 Status Mesh::barrier(const OpDesc& op, const char* phase, Deadline deadline,
                      const std::atomic<bool>& aborted) {
   trace::Span span("mesh", phase);
-  const std::uint64_t target = arrive();
-  ControlBlock* lead = members_[0]->block;
-  return waitFor(op, phase, deadline, aborted,
-                 [&] { return lead->shared.load(std::memory_order_acquire) >= target; });
+  return waitForAll(op, phase, arrive(), deadline, aborted);
 }
 
 template <typename Ready>
@@ -102,19 +115,9 @@ Status Mesh::settle(const OpDesc& op, Deadline deadline, const std::atomic<bool>
   if (owedTarget_ == 0) return Status::Ok();
   const std::uint64_t target = owedTarget_;
   owedTarget_ = 0;
-  ControlBlock* lead = members_[0]->block;
-  COHORT_RETURN_IF_ERROR(
-      waitFor(op, "the previous call's arrival", deadline, aborted,
-              [&] { return lead->shared.load(std::memory_order_acquire) >= target; }));
+  COHORT_RETURN_IF_ERROR(waitForAll(op, "the previous call's arrival", target, deadline, aborted));
   // Nobody writes that slot again before this rank arrives at this call.
-  for (int j = 0; j < n_; ++j) {
-    const OpSlot& theirs = members_[static_cast<std::size_t>(j)]->block->op[owedSlot_];
-    if (std::equal(owedFingerprint_.begin(), owedFingerprint_.end(), theirs.fingerprint)) continue;
-    return sameCall(j, theirs, owedFingerprint_,
-                    fmt::format("broadcast #{}, found at its next call, {}",
-                                owedFingerprint_[0] >> 8, op.describe()));
-  }
-  return Status::Ok();
+  return sameCalls(owedSlot_, owedFingerprint_, op, /*owed=*/true);
 }
 
 // Waits until the root arrived at this rank's `arrival`-th barrier; fails if it
@@ -155,13 +158,11 @@ Status Mesh::stagedBroadcast(const OpDesc& op, Deadline deadline,
     return Status::Ok();
   }
   COHORT_RETURN_IF_ERROR(waitForRoot(op, barriers_, deadline, aborted));
-  const auto* from = members_[root];
-  const OpSlot& theirs = from->block->op[slot];
-  if (!std::equal(fp.begin(), fp.end(), theirs.fingerprint)) {
+  if (Status st = sameCall(op.root, slot, fp, op); !st.ok()) {
     owedTarget_ = 0;  // the failure is reported now
-    return sameCall(op.root, theirs, fp, op.describe());
+    return st;
   }
-  if (b > 0) std::memcpy(op.output, from->block->staging[slot], b);
+  if (b > 0) std::memcpy(op.output, members_[root]->block->staging[slot], b);
   return Status::Ok();
 }
 
@@ -184,17 +185,14 @@ Status Mesh::pulledBroadcast(const OpDesc& op, Deadline deadline,
   arrive();
   if (isRoot) {
     members_[0]->block->sharedWake.notifyIfSleeping();  // non-roots wait for this arrival
-    const std::uint64_t target = arrive();  // the root's copy is "done"
-    COHORT_RETURN_IF_ERROR(waitFor(op, "completion", deadline, aborted, [&] {
-      return members_[0]->block->shared.load(std::memory_order_acquire) >= target;
-    }));
-    return sameCalls(op, fp);
+    // The root's own copy is "done" at once.
+    COHORT_RETURN_IF_ERROR(waitForAll(op, "completion", arrive(), deadline, aborted));
+    return sameCalls(slot, fp, op);
   }
   COHORT_RETURN_IF_ERROR(waitForRoot(op, arrival, deadline, aborted));
   const auto* from = members_[root];
-  const OpSlot& theirs = from->block->op[slot];
-  Status st = sameCall(op.root, theirs, fp, op.describe());
-  if (st.ok() && b > 0) std::memcpy(op.output, from->translate(theirs.input), b);
+  Status st = sameCall(op.root, slot, fp, op);
+  if (st.ok() && b > 0) std::memcpy(op.output, from->translate(from->block->op[slot].input), b);
   // The root waits for this arrival (also after a mismatch, which it then finds).
   owedTarget_ = arrive();
   owedSlot_ = slot;
