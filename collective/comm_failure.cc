@@ -20,8 +20,9 @@ namespace cohort {
 namespace {
 
 // Looking up a note: the peer wrote it before ending its connections, so it is
-// there unless the peer died without one.
-constexpr auto kNoteWait = std::chrono::milliseconds(300);
+// there unless the peer died without one, and the store need not wait for it;
+// only its reply is waited for, as long as a loaded machine may need.
+constexpr auto kNoteReplyWait = std::chrono::seconds(1);
 constexpr auto kNoteWriteLimit = std::chrono::seconds(1);
 constexpr std::size_t kMaxNoteText = 2048;
 
@@ -76,8 +77,8 @@ bool decodeNote(const transport::Bytes& note, Status* out) {
   const int code = note[0] | (note[1] << 8);
   if (code <= 0 || code > static_cast<int>(ErrorCode::kNotSupported)) return false;
   *out = Status(static_cast<ErrorCode>(code),
-                std::string(note.begin() + 2, note.begin() + static_cast<std::ptrdiff_t>(
-                                                           std::min(note.size(), kMaxNoteText + 2))));
+                std::string(note.begin() + 2, note.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                                 note.size(), kMaxNoteText + 2))));
   return true;
 }
 
@@ -101,14 +102,15 @@ Status Communicator::Impl::spreadFailure(Status s, Deadline opDeadline) {
     transport::Bytes note;
     Status cause;
     // At most half the time left: the rest is for leaving our own note.
-    const Deadline half =
-        by.isNever() ? by : Deadline::after((by.at() - Clock::now()) / 2);
-    if (store_->getBefore(failureKey(peer), &note, earlier(Deadline::after(kNoteWait), half)).ok() &&
+    const Deadline half = by.isNever() ? by : Deadline::after((by.at() - Clock::now()) / 2);
+    if (store_->peek(failureKey(peer), &note, earlier(Deadline::after(kNoteReplyWait), half))
+            .ok() &&
         decodeNote(note, &cause)) {
       // A peer's timeout is this operation's too (it waited for the same late
       // rank); any other cause (out of memory, an abort) is a remote error here.
-      s = Status(cause.code() == ErrorCode::kTimeout ? cause.code() : s.code(),
-                 fmt::format("{}; rank {} had failed first: {}", s.message(), peer, cause.message()));
+      s = Status(
+          cause.code() == ErrorCode::kTimeout ? cause.code() : s.code(),
+          fmt::format("{}; rank {} had failed first: {}", s.message(), peer, cause.message()));
     }
   }
   Status wrote = store_->setBefore(failureKey(rank), encodeNote(s),

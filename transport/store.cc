@@ -71,8 +71,8 @@ Status PrefixStore::set(const std::string& key, const Bytes& value) {
 Status PrefixStore::setBefore(const std::string& key, const Bytes& value, Deadline deadline) {
   return inner_->setBefore(prefix_ + key, value, deadline);
 }
-Status PrefixStore::getBefore(const std::string& key, Bytes* value, Deadline deadline) {
-  return inner_->getBefore(prefix_ + key, value, deadline);
+Status PrefixStore::peek(const std::string& key, Bytes* value, Deadline replyBy) {
+  return inner_->peek(prefix_ + key, value, replyBy);
 }
 Status PrefixStore::get(const std::string& key, Bytes* value, Deadline deadline) {
   return inner_->get(prefix_ + key, value, deadline);
@@ -92,7 +92,8 @@ Status PrefixStore::check(const std::string& key, bool* exists) {
 
 Bytes encodeInt(std::int64_t v) {
   Bytes b(8);
-  for (int i = 0; i < 8; ++i) b[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(v) >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    b[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(v) >> (8 * i));
   return b;
 }
 

@@ -36,10 +36,11 @@ class Store {
     (void)deadline;
     return set(key, value);
   }
-  /// get() that returns by `deadline` even when the store does not answer
-  /// (get() may wait past it for a late reply). Same default reasoning.
-  virtual Status getBefore(const std::string& key, Bytes* value, Deadline deadline) {
-    return get(key, value, deadline);
+  /// The value if the key exists when the store looks, without waiting for it
+  /// (kTimeout when absent); gives up on the reply at `replyBy` (same reasoning).
+  virtual Status peek(const std::string& key, Bytes* value, Deadline replyBy) {
+    (void)replyBy;
+    return get(key, value, Deadline::afterMs(0));
   }
 };
 
@@ -71,7 +72,7 @@ class PrefixStore : public Store {
   Status add(const std::string& key, std::int64_t delta, std::int64_t* result) override;
   Status check(const std::string& key, bool* exists) override;
   Status setBefore(const std::string& key, const Bytes& value, Deadline deadline) override;
-  Status getBefore(const std::string& key, Bytes* value, Deadline deadline) override;
+  Status peek(const std::string& key, Bytes* value, Deadline replyBy) override;
 
  private:
   std::shared_ptr<Store> inner_;

@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "test_util.h"
+#include "transport/store.h"
 #include "transport/tcp_store.h"
 
 namespace cohort::transport {
@@ -124,6 +125,28 @@ TEST(ControlStoreTest, WaitTimesOutNamingTheMissingKey) {
   ASSERT_OK(store->set("after", text("ok")));
   ASSERT_OK(store->get("after", &value, Deadline::after(2s)));
   EXPECT_EQ(value, text("ok"));
+}
+
+// peek answers at once: the value of a key that exists, kTimeout for one that
+// does not, however long the caller would wait for the reply (a failure note).
+TEST(ControlStoreTest, PeekAnswersAtOnceWithoutWaitingForTheKey) {
+  auto server = startServer();
+  ASSERT_TRUE(server);
+  auto store = connect(*server, 2);
+  ASSERT_TRUE(store);
+  ASSERT_OK(store->set("note", text("why")));
+  Bytes value;
+  ASSERT_OK(store->peek("note", &value, Deadline::after(10s)));
+  EXPECT_EQ(value, text("why"));
+  const auto start = Clock::now();
+  EXPECT_ERROR(store->peek("missing", &value, Deadline::after(10s)), kTimeout, "missing");
+  EXPECT_LT(secondsSince(start), 5.0);
+  MemoryStore memory;
+  ASSERT_OK(memory.set("note", text("why")));
+  ASSERT_OK(memory.peek("note", &value, Deadline::after(10s)));
+  EXPECT_EQ(value, text("why"));
+  EXPECT_ERROR(memory.peek("missing", &value, Deadline::after(10s)), kTimeout, "missing");
+  EXPECT_LT(secondsSince(start), 5.0);
 }
 
 TEST(ControlStoreTest, ConcurrentAddFromEightClientsGivesTheExactSum) {

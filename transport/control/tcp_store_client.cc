@@ -52,9 +52,9 @@ class TcpStoreClient : public Store {
     Request r{Op::kGet, 0, key, {}, {}, timeoutMs(deadline)};
     return call(&r, withGrace(deadline), value, nullptr);
   }
-  Status getBefore(const std::string& key, Bytes* value, Deadline deadline) override {
-    Request r{Op::kGet, 0, key, {}, {}, timeoutMs(deadline)};
-    return call(&r, deadline, value, nullptr);
+  Status peek(const std::string& key, Bytes* value, Deadline replyBy) override {
+    Request r{Op::kGet, 0, key, {}, {}, 0};  // the server answers at once
+    return call(&r, replyBy, value, nullptr);
   }
   Status wait(const std::vector<std::string>& keys, Deadline deadline) override {
     if (keys.empty()) return Status::Ok();
