@@ -1,10 +1,11 @@
 // Direct ("mesh") collectives among the ranks of one node: every rank maps every
 // other's buffers (shared-memory transport), so an operation is one pass over the
 // data between two node-wide barriers. Up to a few KiB, data goes through
-// double-buffered staging slots instead, with one barrier per call (which a
-// broadcast waits for only at its next call: its root needs nobody). With more
-// than two ranks per processor, a broadcast's ranks copy the root's buffer
-// themselves and only the root waits for them.
+// double-buffered staging slots instead, with one barrier per call; a small
+// broadcast goes through a ring of slots that its root fills without waiting
+// (its readers wait for the root only). With more than two ranks per processor,
+// a larger broadcast's ranks copy the root's buffer themselves and only the
+// root waits for them.
 #pragma once
 
 #include <array>
@@ -49,7 +50,7 @@ class Mesh {
   bool crowded() const { return crowded_; }
 
  private:
-  struct Views;  // the peers' buffers of one op, mapped here
+  struct Views;                                  // the peers' buffers of one op, mapped here
   static constexpr std::int32_t kNoBuffer = -2;  // an OpSlot's SegmentRef without a buffer
   Status barrier(const OpDesc& op, const char* phase, Deadline deadline,
                  const std::atomic<bool>& aborted);
@@ -65,9 +66,10 @@ class Mesh {
   /// Waits until the root arrived at this rank's `arrival`-th barrier.
   Status waitForRoot(const OpDesc& op, std::uint64_t arrival, Deadline deadline,
                      const std::atomic<bool>& aborted);
-  /// The staged broadcast: the root leaves once its data is staged, the others
-  /// wait for the root only; everyone settles at its next call.
-  Status stagedBroadcast(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
+  /// A staged broadcast: the root leaves its data in the next slot of a ring and
+  /// goes on, up to kEagerSlots calls ahead of the slowest rank; the others
+  /// wait for the root only.
+  Status eagerBroadcast(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   /// The broadcast on a crowded node: every other rank copies the root's buffer
   /// once the root arrived, and only the root waits for everyone.
   Status pulledBroadcast(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
@@ -75,8 +77,11 @@ class Mesh {
   std::array<std::uint64_t, 4> announce(const OpDesc& op);
   /// kMismatch when member j's `slot` describes another call than `fp`, this
   /// rank's `op` (`owed`: its previous call, a broadcast, found at `op`).
-  Status sameCall(int j, std::size_t slot, const std::array<std::uint64_t, 4>& fp,
-                  const OpDesc& op, bool owed = false) const;
+  Status sameCall(int j, std::size_t slot, const std::array<std::uint64_t, 4>& fp, const OpDesc& op,
+                  bool owed = false) const;
+  /// The kMismatch error between this rank's call `fp` and member j's `theirs`.
+  Status mismatch(int j, const std::array<std::uint64_t, 4>& fp, const std::uint64_t* theirs,
+                  const OpDesc& op, bool owed) const;
   /// sameCall() for every member: the first difference.
   Status sameCalls(std::size_t slot, const std::array<std::uint64_t, 4>& fp, const OpDesc& op,
                    bool owed = false) const;
@@ -97,23 +102,28 @@ class Mesh {
   Status large(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   void work(const OpDesc& op, const Views& v);
   bool streams(const OpDesc& op) const;
-  Status hostFallback(const OpDesc& op, std::size_t inBytes, std::size_t outBytes,
-                      const void** in, void** out);
+  Status hostFallback(const OpDesc& op, std::size_t inBytes, std::size_t outBytes, const void** in,
+                      void** out);
 
   transport::shm::ShmTransport* shm_;
   std::vector<const transport::shm::ShmPeer*> members_;
   const int me_;
   const int n_;
   std::function<Status(std::size_t, void**)> scratch_;
-  const WaitPolicy waitPolicy_;  // no spin stage with more members than processors
-  const bool crowded_;           // more members than processors
+  const WaitPolicy waitPolicy_;   // no spin stage with more members than processors
+  const bool crowded_;            // more members than processors
   std::unique_ptr<Views> views_;  // reused by every operation
-  std::uint64_t barriers_ = 0;  // barriers passed by this group so far
+  std::uint64_t barriers_ = 0;    // barriers passed by this group so far
   // The last call's barrier when this rank arrived there without waiting for
   // the others (0: none), with that call's slot and fingerprint.
   std::uint64_t owedTarget_ = 0;
   std::size_t owedSlot_ = 0;
   std::array<std::uint64_t, 4> owedFingerprint_{};
+  bool owedEager_ = false;  // the owed call was an eager broadcast
+  // Eager broadcasts so far (they take the ring's slots in turn), and the
+  // barrier at which each slot was last written.
+  std::uint64_t eagerCalls_ = 0;
+  std::array<std::uint64_t, transport::shm::kEagerSlots> eagerBarrier_{};
   // Calls so far (every rank of the group makes the same ones): consecutive calls
   // alternate between two operation slots, so a rank that runs ahead into the
   // next call never overwrites what a slower one still reads (an operation may

@@ -17,7 +17,11 @@ constexpr int kMaxLocalRanks = 64;
 constexpr int kRingEntries = 64;
 // Per staging slot (the mesh stages at most this much); two slots per rank.
 constexpr std::size_t kStagingBytes = 16 << 10;
-constexpr std::uint32_t kBlockMagic = 0xC0B10C4Cu;  // changes with the layout
+// The ring of small broadcasts a root may run ahead with (the mesh keeps it in
+// the first member's block).
+constexpr int kEagerSlots = 8;
+constexpr std::size_t kEagerBytes = 16 << 10;
+constexpr std::uint32_t kBlockMagic = 0xC0B10C4Eu;  // changes with the layout
 
 /// Where a message or buffer lives: a segment of the owner process (device id, or
 /// -1 for its pinned host pool) and an offset in it.
@@ -53,18 +57,29 @@ struct alignas(64) OpSlot {
   SegmentRef output;
 };
 
+/// One small broadcast in the eager ring: the root's data and which call it is.
+struct alignas(64) EagerSlot {
+  std::uint64_t barrier;         // the root's barrier number for this call
+  std::uint64_t fingerprint[4];  // the root's call, checked by the others
+  alignas(64) unsigned char data[kEagerBytes];
+};
+
 struct ControlBlock {
   std::uint32_t magic;
   std::int32_t pid;
   std::int32_t rank;
-  alignas(64) WaitWord wake;                     // notified whenever something for us changes
+  alignas(64) WaitWord wake;                      // notified whenever something for us changes
   alignas(64) std::atomic<std::uint64_t> arrive;  // mesh: last op seq this rank arrived at
   alignas(64) std::atomic<std::uint64_t> depart;  // mesh: last op seq this rank finished
   alignas(64) std::atomic<std::uint64_t> shared;  // node-wide counter (used in rank 0's block)
   alignas(64) WaitWord sharedWake;
   OpSlot op[2];
+  // The mesh: this rank's eager broadcasts by ring slot, for the error text of
+  // a peer that made another call there (its operation slot shows none).
+  std::uint64_t eagerFingerprint[kEagerSlots][4];
   MessageRing inbound[kMaxLocalRanks];  // indexed by the sender's local index
   alignas(4096) unsigned char staging[2][kStagingBytes];
+  EagerSlot eager[kEagerSlots];
 };
 
 }  // namespace cohort::transport::shm
