@@ -9,8 +9,8 @@
 #include "collective/datatype.h"
 #include "collective/op_history.h"
 #include "collective/schedule.h"
-#include "common/error.h"
 #include "common/trace.h"
+#include "common/error.h"
 
 namespace cohort::collective {
 
@@ -50,30 +50,20 @@ struct Mesh::Views {
   std::vector<const char*> staged;  // the members' staging slots (small())
 };
 
-Mesh::Mesh(transport::shm::ShmTransport* shm, std::vector<const transport::shm::ShmPeer*> members,
-           int me, std::function<Status(std::size_t, void**)> scratch)
-    : shm_(shm),
-      members_(std::move(members)),
-      me_(me),
-      n_(static_cast<int>(members_.size())),
-      scratch_(std::move(scratch)),
-      waitPolicy_(WaitPolicy::forPeersFromConfig(n_)),
-      crowded_(moreThanProcessors(n_)),
-      views_(std::make_unique<Views>()) {}
+Mesh::Mesh(transport::shm::ShmTransport* shm,
+           std::vector<const transport::shm::ShmPeer*> members, int me,
+           std::function<Status(std::size_t, void**)> scratch)
+    : shm_(shm), members_(std::move(members)), me_(me), n_(static_cast<int>(members_.size())),
+      scratch_(std::move(scratch)), waitPolicy_(WaitPolicy::forPeersFromConfig(n_)),
+      crowded_(moreThanProcessors(n_)), views_(std::make_unique<Views>()) {}
 
 Mesh::~Mesh() { leave(); }
 
 bool Mesh::supports(Coll c) {
   switch (c) {
-    case Coll::kAllReduce:
-    case Coll::kAllGather:
-    case Coll::kReduceScatter:
-    case Coll::kBroadcast:
-    case Coll::kReduce:
-    case Coll::kGather:
-    case Coll::kScatter:
-    case Coll::kAllToAll:
-    case Coll::kBarrier:
+    case Coll::kAllReduce: case Coll::kAllGather: case Coll::kReduceScatter:
+    case Coll::kBroadcast: case Coll::kReduce: case Coll::kGather: case Coll::kScatter:
+    case Coll::kAllToAll: case Coll::kBarrier:
       return true;
     default:
       return false;
@@ -105,10 +95,8 @@ Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline
   for (int j = 0; j < n_; ++j) {
     const auto* m = members_[static_cast<std::size_t>(j)];
     const OpSlot& theirs = m->block->op[slot];
-    if (theirs.input.device != kNoBuffer)
-      views->in[static_cast<std::size_t>(j)] = static_cast<const char*>(m->translate(theirs.input));
-    if (theirs.output.device != kNoBuffer)
-      views->out[static_cast<std::size_t>(j)] = static_cast<char*>(m->translate(theirs.output));
+    if (theirs.input.device != kNoBuffer) views->in[static_cast<std::size_t>(j)] = static_cast<const char*>(m->translate(theirs.input));
+    if (theirs.output.device != kNoBuffer) views->out[static_cast<std::size_t>(j)] = static_cast<char*>(m->translate(theirs.output));
   }
   return Status::Ok();
 }
@@ -367,8 +355,7 @@ Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
   if (s.ok()) {
     if (op.op == ReduceOp::kAvg) finishAverage(slice, mine.count, op.type, worldSize);
     for (std::size_t j = 0; j < v.out.size(); ++j) {
-      if (static_cast<int>(j) != me_)
-        std::memcpy(v.out[j] + mine.offset * e, slice, mine.count * e);
+      if (static_cast<int>(j) != me_) std::memcpy(v.out[j] + mine.offset * e, slice, mine.count * e);
     }
   }
   // Everyone passes the completion barrier, even after a failure, so that the
@@ -452,21 +439,11 @@ bool Mesh::staged(const OpDesc& op) const {
   std::size_t read = b * n;
   bool reduces = false;
   switch (op.coll) {
-    case Coll::kAllReduce:
-      read = b;
-      reduces = true;
-      break;
-    case Coll::kReduceScatter:
-      reduces = true;
-      break;
-    case Coll::kAllGather:
-    case Coll::kAllToAll:
-      break;
-    case Coll::kBroadcast:
-      read = b;
-      break;
-    default:
-      return false;
+    case Coll::kAllReduce: read = b; reduces = true; break;
+    case Coll::kReduceScatter: reduces = true; break;
+    case Coll::kAllGather: case Coll::kAllToAll: break;
+    case Coll::kBroadcast: read = b; break;
+    default: return false;
   }
   const std::size_t limit = crowded_ ? kStagedCrowdedBytes : kStagedBytes;
   return read <= (reduces ? limit / 2 : limit);

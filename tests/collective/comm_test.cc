@@ -25,16 +25,14 @@ TEST(CommTest, StreamOrderingWithoutHostSync) {
   static constexpr std::size_t n = 50000;
   EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
     void *in = nullptr, *out = nullptr;
-    if (!runtime::deviceMalloc(&in, n * 4).ok() || !runtime::deviceMalloc(&out, n * 4).ok())
-      return "alloc";
+    if (!runtime::deviceMalloc(&in, n * 4).ok() || !runtime::deviceMalloc(&out, n * 4).ok()) return "alloc";
     runtime::Stream* s = pool.stream(r);
     std::vector<float> host(n, -1);
     // The producer is slow: the collective must wait for it.
     (void)runtime::launchKernel(s, [in, r](runtime::Stream*) {
       std::this_thread::sleep_for(20ms);
       auto* f = static_cast<float*>(in);
-      for (std::size_t i = 0; i < n; ++i)
-        f[i] = static_cast<float>(r + 1) * static_cast<float>(i % 13);
+      for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<float>(r + 1) * static_cast<float>(i % 13);
       return Status::Ok();
     });
     Status st = pool.comm(r).allReduce(in, out, n, DataType::kFloat32, ReduceOp::kSum, s);
@@ -48,8 +46,7 @@ TEST(CommTest, StreamOrderingWithoutHostSync) {
     (void)runtime::deviceFree(out);
     if (!st.ok()) return st.toString();
     for (std::size_t i = 0; i < n; ++i) {
-      if (host[i] != 10.0f * static_cast<float>(i % 13))
-        return "wrong element " + std::to_string(i);
+      if (host[i] != 10.0f * static_cast<float>(i % 13)) return "wrong element " + std::to_string(i);
     }
     return "";
   }));
@@ -74,8 +71,7 @@ TEST(CommTest, LastChoiceIsReadableWhileOperationsRun) {
   static constexpr std::size_t n = 4096;
   EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
     void *in = nullptr, *out = nullptr;
-    if (!runtime::deviceMalloc(&in, n * 8).ok() || !runtime::deviceMalloc(&out, n * 8).ok())
-      return "alloc";
+    if (!runtime::deviceMalloc(&in, n * 8).ok() || !runtime::deviceMalloc(&out, n * 8).ok()) return "alloc";
     std::memset(in, 0, n * 8);
     runtime::Stream* s = pool.stream(r);
     Status st;
@@ -112,14 +108,12 @@ TEST(CommTest, ComputeOnAnotherStreamOverlapsTheCollective) {
     std::atomic<bool> overlapped{false};
     (void)runtime::launchKernel(other, [&](runtime::Stream*) {
       const auto end = std::chrono::steady_clock::now() + 10s;
-      while (!collectiveDone.load() && std::chrono::steady_clock::now() < end)
-        std::this_thread::sleep_for(100us);
+      while (!collectiveDone.load() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(100us);
       overlapped = collectiveDone.load();
       return Status::Ok();
     });
     runtime::Stream* s = pool.stream(r);
-    Status st =
-        pool.comm(r).allReduce(buf, buf, (1 << 20) / 4, DataType::kFloat32, ReduceOp::kSum, s);
+    Status st = pool.comm(r).allReduce(buf, buf, (1 << 20) / 4, DataType::kFloat32, ReduceOp::kSum, s);
     (void)runtime::launchKernel(s, [&](runtime::Stream*) {
       collectiveDone = true;
       return Status::Ok();
@@ -169,8 +163,7 @@ TEST(CommTest, SplitByColorAndKey) {
     if (r == 3) return sub == nullptr ? "" : "rank 3 got a communicator";
     const int expectSize = r % 2 == 0 ? 2 : 1;
     if (sub->size() != expectSize) return "size " + std::to_string(sub->size());
-    if (r % 2 == 0 && sub->rank() != (r == 0 ? 1 : 0))
-      return "key order: rank " + std::to_string(sub->rank());
+    if (r % 2 == 0 && sub->rank() != (r == 0 ? 1 : 0)) return "key order: rank " + std::to_string(sub->rank());
     void* buf = nullptr;
     if (!runtime::deviceMalloc(&buf, 4).ok()) return "alloc";
     *static_cast<int*>(buf) = r + 1;
@@ -193,8 +186,7 @@ TEST(CommTest, SubCommunicatorFromARankList) {
     Status st = pool.comm(r).subCommunicator({3, 0, 2}, &sub);
     if (!st.ok()) return st.toString();
     const int want = r == 3 ? 0 : r == 0 ? 1 : 2;
-    return sub->rank() == want && sub->size() == 3 ? ""
-                                                   : "wrong rank " + std::to_string(sub->rank());
+    return sub->rank() == want && sub->size() == 3 ? "" : "wrong rank " + std::to_string(sub->rank());
   }));
 }
 
@@ -210,15 +202,13 @@ TEST(CommTest, MismatchedCountsAndTypesAreDetectedOnBothRanks) {
       (void)runtime::deviceMalloc(&buf, 4096);
       std::memset(buf, 0, 4096);
       const std::size_t count = r == 0 ? 256 : 512;
-      Status st = pool.comm(r).allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum,
-                                         pool.stream(r));
+      Status st = pool.comm(r).allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum, pool.stream(r));
       if (st.ok()) st = runtime::streamSynchronize(pool.stream(r));
       (void)runtime::deviceFree(buf);
       return st.toString();
     });
     for (int r = 0; r < 2; ++r) {
-      EXPECT_NE(results[r].find("count: "), std::string::npos)
-          << algo << " rank " << r << ": " << results[r];
+      EXPECT_NE(results[r].find("count: "), std::string::npos) << algo << " rank " << r << ": " << results[r];
       EXPECT_NE(results[r].find("256"), std::string::npos) << results[r];
       EXPECT_NE(results[r].find("512"), std::string::npos) << results[r];
       EXPECT_NE(results[r].find("mismatched"), std::string::npos) << results[r];
@@ -249,19 +239,16 @@ TEST(CommTest, AMismatchWithALaterPartnerFailsEveryRankAndWritesNothing) {
       static_cast<float*>(out)[i] = -7.0f;
     }
     const std::size_t count = r == 2 ? kCount + 1 : kCount;
-    Status st =
-        pool.comm(r).allReduce(in, out, count, DataType::kFloat32, ReduceOp::kSum, pool.stream(r));
+    Status st = pool.comm(r).allReduce(in, out, count, DataType::kFloat32, ReduceOp::kSum, pool.stream(r));
     if (st.ok()) st = runtime::streamSynchronize(pool.stream(r));
-    outs[static_cast<std::size_t>(r)].assign(static_cast<float*>(out),
-                                             static_cast<float*>(out) + kCount + 1);
+    outs[static_cast<std::size_t>(r)].assign(static_cast<float*>(out), static_cast<float*>(out) + kCount + 1);
     (void)runtime::deviceFree(in);
     (void)runtime::deviceFree(out);
     return st.ok() ? "returned ok" : st.toString();
   });
   for (int r : {2, 3}) {
     EXPECT_NE(results[r].find("mismatched collective between rank " + std::to_string(r)),
-              std::string::npos)
-        << "rank " << r << ": " << results[r];
+              std::string::npos) << "rank " << r << ": " << results[r];
     EXPECT_NE(results[r].find("count: "), std::string::npos) << results[r];
   }
   for (int r : {0, 1}) EXPECT_NE(results[r], "returned ok") << "rank " << r;
@@ -278,8 +265,7 @@ TEST(CommTest, DifferentCollectivesAreDetected) {
   auto results = pool.run([&](int r) -> std::string {
     void* buf = nullptr;
     (void)runtime::deviceMalloc(&buf, 4096);
-    Status st = r == 0 ? pool.comm(r).allReduce(buf, buf, 16, DataType::kInt32, ReduceOp::kSum,
-                                                pool.stream(r))
+    Status st = r == 0 ? pool.comm(r).allReduce(buf, buf, 16, DataType::kInt32, ReduceOp::kSum, pool.stream(r))
                        : pool.comm(r).broadcast(buf, 16, DataType::kInt32, 0, pool.stream(r));
     if (st.ok()) st = runtime::streamSynchronize(pool.stream(r));
     (void)runtime::deviceFree(buf);
@@ -337,37 +323,27 @@ TEST(CommTest, BadArgumentsAreRejectedBeforeAnythingIsQueued) {
         out += std::string("\n expected '") + needle + "', got " + st.toString();
       }
     };
-    expect(c.allReduce(nullptr, small, 4, DataType::kFloat32, ReduceOp::kSum, s),
-           ErrorCode::kInvalidArgument, "sendbuf is null");
-    expect(c.allReduce(small, small, 100, DataType::kFloat32, ReduceOp::kSum, s),
-           ErrorCode::kSizeOverflow, "holds 64 bytes, the operation needs 400");
-    expect(c.allReduce(small, small, 4, static_cast<DataType>(99), ReduceOp::kSum, s),
-           ErrorCode::kInvalidArgument, "unknown data type 99");
-    expect(c.allReduce(small, small, 4, DataType::kInt32, ReduceOp::kAvg, s),
-           ErrorCode::kInvalidArgument, "not valid for int32");
-    expect(c.allReduce(small, small, 4, DataType::kInt32, static_cast<ReduceOp>(42), s),
-           ErrorCode::kInvalidArgument, "reduce op 42");
-    expect(c.broadcast(small, 4, DataType::kInt32, 2, s), ErrorCode::kInvalidArgument,
-           "root 2 is not a rank");
-    expect(c.allToAll(small, small, 2, DataType::kInt32, s), ErrorCode::kInvalidArgument,
-           "in-place alltoall");
-    expect(c.allReduce(small, small, ~std::size_t(0) / 2, DataType::kFloat32, ReduceOp::kSum, s),
-           ErrorCode::kInvalidArgument, "overflows");
+    expect(c.allReduce(nullptr, small, 4, DataType::kFloat32, ReduceOp::kSum, s), ErrorCode::kInvalidArgument, "sendbuf is null");
+    expect(c.allReduce(small, small, 100, DataType::kFloat32, ReduceOp::kSum, s), ErrorCode::kSizeOverflow, "holds 64 bytes, the operation needs 400");
+    expect(c.allReduce(small, small, 4, static_cast<DataType>(99), ReduceOp::kSum, s), ErrorCode::kInvalidArgument, "unknown data type 99");
+    expect(c.allReduce(small, small, 4, DataType::kInt32, ReduceOp::kAvg, s), ErrorCode::kInvalidArgument, "not valid for int32");
+    expect(c.allReduce(small, small, 4, DataType::kInt32, static_cast<ReduceOp>(42), s), ErrorCode::kInvalidArgument, "reduce op 42");
+    expect(c.broadcast(small, 4, DataType::kInt32, 2, s), ErrorCode::kInvalidArgument, "root 2 is not a rank");
+    expect(c.allToAll(small, small, 2, DataType::kInt32, s), ErrorCode::kInvalidArgument, "in-place alltoall");
+    expect(c.allReduce(small, small, ~std::size_t(0) / 2, DataType::kFloat32, ReduceOp::kSum, s), ErrorCode::kInvalidArgument, "overflows");
     expect(c.send(small, 4, DataType::kInt32, 5, s), ErrorCode::kInvalidArgument, "peer 5");
     runtime::Stream* foreign = nullptr;
     std::thread([&] {
       (void)runtime::setDevice(3);
       (void)runtime::streamCreate(&foreign);
     }).join();
-    expect(c.allReduce(small, small, 4, DataType::kFloat32, ReduceOp::kSum, foreign),
-           ErrorCode::kInvalidArgument, "stream belongs to device 3");
+    expect(c.allReduce(small, small, 4, DataType::kFloat32, ReduceOp::kSum, foreign), ErrorCode::kInvalidArgument, "stream belongs to device 3");
     void* other = nullptr;
     std::thread([&] {
       (void)runtime::setDevice(3);
       (void)runtime::deviceMalloc(&other, 64);
     }).join();
-    expect(c.allReduce(other, small, 4, DataType::kFloat32, ReduceOp::kSum, s),
-           ErrorCode::kInvalidArgument, "memory of device 3");
+    expect(c.allReduce(other, small, 4, DataType::kFloat32, ReduceOp::kSum, s), ErrorCode::kInvalidArgument, "memory of device 3");
     (void)runtime::deviceFree(small);
     (void)runtime::deviceFree(other);
     (void)runtime::streamDestroy(foreign);
@@ -444,21 +420,17 @@ TEST(CommTest, AbortUnblocksAWaitingRankWithinASecond) {
     void* buf = nullptr;
     (void)runtime::deviceMalloc(&buf, 1 << 20);
     const auto start = std::chrono::steady_clock::now();
-    Status st = pool.comm(0).allReduce(buf, buf, 1 << 18, DataType::kFloat32, ReduceOp::kSum,
-                                       pool.stream(0));
+    Status st = pool.comm(0).allReduce(buf, buf, 1 << 18, DataType::kFloat32, ReduceOp::kSum, pool.stream(0));
     if (st.ok()) st = runtime::streamSynchronize(pool.stream(0));
     const auto took = std::chrono::steady_clock::now() - start;
     (void)runtime::deviceFree(buf);
-    if (st.code() != ErrorCode::kAborted && st.code() != ErrorCode::kTaskFailed)
-      return "got " + st.toString();
+    if (st.code() != ErrorCode::kAborted && st.code() != ErrorCode::kTaskFailed) return "got " + st.toString();
     if (st.message().find("abort") == std::string::npos) return "message: " + st.toString();
     return took < 1500ms ? "" : "took too long";
   });
   EXPECT_ALL_OK(results);
   // Later calls fail at once.
-  EXPECT_EQ(pool.comm(0)
-                .allReduce(nullptr, nullptr, 0, DataType::kFloat32, ReduceOp::kSum, nullptr)
-                .code(),
+  EXPECT_EQ(pool.comm(0).allReduce(nullptr, nullptr, 0, DataType::kFloat32, ReduceOp::kSum, nullptr).code(),
             ErrorCode::kAborted);
 }
 
