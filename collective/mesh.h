@@ -50,7 +50,7 @@ class Mesh {
   bool crowded() const { return crowded_; }
 
  private:
-  struct Views;                                  // the peers' buffers of one op, mapped here
+  struct Views;  // the peers' buffers of one op, mapped here
   static constexpr std::int32_t kNoBuffer = -2;  // an OpSlot's SegmentRef without a buffer
   Status barrier(const OpDesc& op, const char* phase, Deadline deadline,
                  const std::atomic<bool>& aborted);
@@ -77,8 +77,8 @@ class Mesh {
   std::array<std::uint64_t, 4> announce(const OpDesc& op);
   /// kMismatch when member j's `slot` describes another call than `fp`, this
   /// rank's `op` (`owed`: its previous call, a broadcast, found at `op`).
-  Status sameCall(int j, std::size_t slot, const std::array<std::uint64_t, 4>& fp, const OpDesc& op,
-                  bool owed = false) const;
+  Status sameCall(int j, std::size_t slot, const std::array<std::uint64_t, 4>& fp,
+                  const OpDesc& op, bool owed = false) const;
   /// The kMismatch error between this rank's call `fp` and member j's `theirs`.
   Status mismatch(int j, const std::array<std::uint64_t, 4>& fp, const std::uint64_t* theirs,
                   const OpDesc& op, bool owed) const;
@@ -102,18 +102,18 @@ class Mesh {
   Status large(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   void work(const OpDesc& op, const Views& v);
   bool streams(const OpDesc& op) const;
-  Status hostFallback(const OpDesc& op, std::size_t inBytes, std::size_t outBytes, const void** in,
-                      void** out);
+  Status hostFallback(const OpDesc& op, std::size_t inBytes, std::size_t outBytes,
+                      const void** in, void** out);
 
   transport::shm::ShmTransport* shm_;
   std::vector<const transport::shm::ShmPeer*> members_;
   const int me_;
   const int n_;
   std::function<Status(std::size_t, void**)> scratch_;
-  const WaitPolicy waitPolicy_;   // no spin stage with more members than processors
-  const bool crowded_;            // more members than processors
+  const WaitPolicy waitPolicy_;  // no spin stage with more members than processors
+  const bool crowded_;           // more members than processors
   std::unique_ptr<Views> views_;  // reused by every operation
-  std::uint64_t barriers_ = 0;    // barriers passed by this group so far
+  std::uint64_t barriers_ = 0;  // barriers passed by this group so far
   // The last call's barrier when this rank arrived there without waiting for
   // the others (0: none), with that call's slot and fingerprint.
   std::uint64_t owedTarget_ = 0;

@@ -68,7 +68,7 @@ struct ControlBlock {
   std::uint32_t magic;
   std::int32_t pid;
   std::int32_t rank;
-  alignas(64) WaitWord wake;                      // notified whenever something for us changes
+  alignas(64) WaitWord wake;                     // notified whenever something for us changes
   alignas(64) std::atomic<std::uint64_t> arrive;  // mesh: last op seq this rank arrived at
   alignas(64) std::atomic<std::uint64_t> depart;  // mesh: last op seq this rank finished
   alignas(64) std::atomic<std::uint64_t> shared;  // node-wide counter (used in rank 0's block)
