@@ -60,8 +60,9 @@ class Mesh {
   template <typename Ready>
   Status waitFor(const OpDesc& op, const char* phase, Deadline deadline,
                  const std::atomic<bool>& aborted, Ready&& ready);
-  /// Waits for the barrier of the last call if that call did not (a staged
-  /// broadcast), and checks that every member made the same call.
+  /// Waits for the barrier of the last call if that call did not (an eager or
+  /// pulled broadcast), and checks that every member made the same call (the
+  /// readers of an eager one checked it already).
   Status settle(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   /// Waits until the root arrived at this rank's `arrival`-th barrier.
   Status waitForRoot(const OpDesc& op, std::uint64_t arrival, Deadline deadline,

@@ -1,6 +1,7 @@
 // The mesh's synchronisation: barriers on the node-wide counter, the wait
-// with its liveness checks, the staged broadcast that waits for its root only,
-// and the settling of a call that did not wait for its barrier.
+// with its liveness checks, the broadcasts whose readers wait for their root
+// only (the eager ring, the pulled copy), and the settling of a call that did
+// not wait for its barrier.
 #include <emmintrin.h>
 #include <fmt/format.h>
 #include <signal.h>
@@ -197,10 +198,9 @@ Status Mesh::eagerBroadcast(const OpDesc& op, Deadline deadline, const std::atom
     ring.barrier = barriers_ + 1;
     std::copy(fp.begin(), fp.end(), ring.fingerprint);
   }
-  arrive();  // publishes the slot (release)
-  eagerBarrier_[i] = barriers_;
-  owedTarget_ = barriers_ * static_cast<std::uint64_t>(n_);
+  owedTarget_ = arrive();  // publishes the slot (release)
   owedEager_ = true;
+  eagerBarrier_[i] = barriers_;
   // Readers wait for the root's arrival, a root for its readers'.
   lead->sharedWake.notifyIfSleeping();
   if (me_ == op.root) return Status::Ok();
