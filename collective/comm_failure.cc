@@ -77,8 +77,8 @@ bool decodeNote(const transport::Bytes& note, Status* out) {
   const int code = note[0] | (note[1] << 8);
   if (code <= 0 || code > static_cast<int>(ErrorCode::kNotSupported)) return false;
   *out = Status(static_cast<ErrorCode>(code),
-                std::string(note.begin() + 2, note.begin() + static_cast<std::ptrdiff_t>(std::min(
-                                                                 note.size(), kMaxNoteText + 2))));
+                std::string(note.begin() + 2, note.begin() + static_cast<std::ptrdiff_t>(
+                                                           std::min(note.size(), kMaxNoteText + 2))));
   return true;
 }
 
@@ -102,15 +102,14 @@ Status Communicator::Impl::spreadFailure(Status s, Deadline opDeadline) {
     transport::Bytes note;
     Status cause;
     // At most half the time left: the rest is for leaving our own note.
-    const Deadline half = by.isNever() ? by : Deadline::after((by.at() - Clock::now()) / 2);
-    if (store_->peek(failureKey(peer), &note, earlier(Deadline::after(kNoteReplyWait), half))
-            .ok() &&
+    const Deadline half =
+        by.isNever() ? by : Deadline::after((by.at() - Clock::now()) / 2);
+    if (store_->peek(failureKey(peer), &note, earlier(Deadline::after(kNoteReplyWait), half)).ok() &&
         decodeNote(note, &cause)) {
       // A peer's timeout is this operation's too (it waited for the same late
       // rank); any other cause (out of memory, an abort) is a remote error here.
-      s = Status(
-          cause.code() == ErrorCode::kTimeout ? cause.code() : s.code(),
-          fmt::format("{}; rank {} had failed first: {}", s.message(), peer, cause.message()));
+      s = Status(cause.code() == ErrorCode::kTimeout ? cause.code() : s.code(),
+                 fmt::format("{}; rank {} had failed first: {}", s.message(), peer, cause.message()));
     }
   }
   Status wrote = store_->setBefore(failureKey(rank), encodeNote(s),

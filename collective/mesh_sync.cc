@@ -2,9 +2,10 @@
 // with its liveness checks, the broadcasts whose readers wait for their root
 // only (the eager ring, the pulled copy), and the settling of a call that did
 // not wait for its barrier.
-#include <emmintrin.h>
 #include <fmt/format.h>
 #include <signal.h>
+
+#include <emmintrin.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -84,8 +85,7 @@ std::uint64_t Mesh::arrive() {
   ++barriers_;
   const std::uint64_t target = barriers_ * static_cast<std::uint64_t>(n_);
   ControlBlock* lead = members_[0]->block;
-  members_[static_cast<std::size_t>(me_)]->block->arrive.store(barriers_,
-                                                               std::memory_order_release);
+  members_[static_cast<std::size_t>(me_)]->block->arrive.store(barriers_, std::memory_order_release);
   // The last to arrive wakes the sleepers, if any: an unconditional notify is
   // one more shared line written by some rank on every barrier.
   if (lead->shared.fetch_add(1, std::memory_order_seq_cst) + 1 == target) {
@@ -281,11 +281,10 @@ Status Mesh::checkPeers(const OpDesc& op, const char* phase, std::string* late) 
     if (j == me_) continue;
     const std::uint64_t arrived = m->block->arrive.load(std::memory_order_acquire);
     if (arrived == kLeft) {
-      return makeError(
-          ErrorCode::kRemoteError,
-          "remote rank {} (process {}) left the communicator (failed, aborted or destroyed) "
-          "during {} ({})",
-          m->rank, m->pid, op.describe(), phase);
+      return makeError(ErrorCode::kRemoteError,
+                       "remote rank {} (process {}) left the communicator (failed, aborted or "
+                       "destroyed) during {} ({})",
+                       m->rank, m->pid, op.describe(), phase);
     }
     if (arrived < barriers_) *late += (late->empty() ? "" : ", ") + std::to_string(m->rank);
   }

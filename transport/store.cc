@@ -92,8 +92,7 @@ Status PrefixStore::check(const std::string& key, bool* exists) {
 
 Bytes encodeInt(std::int64_t v) {
   Bytes b(8);
-  for (int i = 0; i < 8; ++i)
-    b[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(v) >> (8 * i));
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(v) >> (8 * i));
   return b;
 }
 
