@@ -40,6 +40,10 @@ class Communicator::Impl {
   /// inline with the algorithm runsInline() chose (kAuto: choose here).
   Status runOp(const collective::OpDesc& op, std::uint64_t historyId,
                collective::Algo chosen = collective::Algo::kAuto);
+  /// Posts `op` (the mesh's small collectives) inline and leaves its completion
+  /// to the caller's stream (runtime::streamDefer): its output is written when
+  /// a host thread synchronizes that stream, or a later call needs it.
+  Status postOp(const collective::OpDesc& op, runtime::Stream* stream);
   Status validate(const collective::OpDesc& op, runtime::Stream* stream) const;
   /// Whether `op` runs on the calling thread; *algo is then the algorithm.
   /// `repeat`: checked_ describes this call, so what depends on its arguments
@@ -65,6 +69,18 @@ class Communicator::Impl {
   Status runChosen(const collective::OpDesc& op, std::uint64_t historyId, Deadline deadline,
                    collective::Algo algo);
   void logFailure(const Status& failure);
+  /// The end of an operation (entry `historyId` of the history) with status `s`:
+  /// an error names this rank and the operation and spreads (spreadFailure);
+  /// the history and the node registry note it. Returns the status to report.
+  Status concludeOp(const collective::OpDesc& op, std::uint64_t historyId, Status s,
+                    Deadline deadline);
+  /// The history's text for this operation's algorithm (lastChoice, made again
+  /// only when the collective, algorithm or piece count changes).
+  const std::string& noteChoice(const collective::OpDesc& op, collective::Algo algo,
+                                std::size_t pieceCount);
+  /// Completes the completions this communicator deferred on `stream` (or
+  /// every one deferred there); ok if none is left.
+  Status completeDeferred();
   /// The first failure: explained by the failed peer's note, noted for the
   /// others, and every connection ended (comm_failure.cc). Returns the error.
   Status spreadFailure(Status s, Deadline opDeadline);
@@ -113,6 +129,10 @@ class Communicator::Impl {
   runtime::Stream* lastUserStream_ = nullptr;  // the caller's stream of the last op
   std::uint64_t lastUserEnqueued_ = 0;         // its task count right after that op
   std::uint64_t afterRecordedAt_ = 0;          // stream_'s task count right after after_'s record
+  // postOp(): the stream its completions wait on (one at a time) and how many
+  // of them have not run yet (each captures this communicator).
+  runtime::Stream* deferredOn_ = nullptr;
+  std::atomic<std::size_t> deferredLeft_{0};
   // The last fixed-size call that passed validate(), and what runsInline()
   // derived from its arguments alone. A repeat of it (same arguments and
   // stream, runtime::resourceGeneration() unchanged: no buffer or stream can

@@ -185,6 +185,7 @@ Status Communicator::Impl::scratch(std::size_t bytes, void** out) {
 }
 
 Communicator::Impl::~Impl() {
+  (void)completeDeferred();  // they use the mesh (and this object)
   if (stream_ != nullptr) (void)runtime::streamSynchronize(stream_);
   runtime::registryForgetComm(this);
   // Connections before transports (they use the transports' shared state).

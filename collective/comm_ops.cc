@@ -160,8 +160,31 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   // in-order stream implies). Skipping it saves a thread hand-off per call.
   std::uint64_t enqueued = 0, completed = 0;
   COHORT_RETURN_IF_ERROR(progressOf(stream, known, &enqueued, &completed));
+  // Completions deferred on the caller's stream (postOp) are older than this
+  // call: they run first, unless this call is posted too (the mesh completes
+  // its calls in order) and reads nothing they write.
+  // (Nothing is deferred on a default stream: posting needs a stream.)
+  std::size_t waiting = 0;
+  if (known && stream != nullptr) {
+    waiting = stream->deferredCount();  // a live stream (as in progressOf)
+  } else if (stream != nullptr) {
+    COHORT_RETURN_IF_ERROR(runtime::streamDeferredCount(stream, &waiting));
+  }
   collective::Algo algo = collective::Algo::kAuto;
-  if (runsInline(op, stream, known, enqueued, completed, &algo)) {
+  const bool inlined = runsInline(op, stream, known, enqueued, completed, &algo);
+  const bool posts = inlined && stream != nullptr && algo == collective::Algo::kMesh &&
+                     mesh_->posts(op);
+  if (waiting > 0 && !(posts && stream == deferredOn_ && waiting == deferredLeft_.load() &&
+                       !mesh_->pendingWrites(op.input, op.inputBytes(size)))) {
+    (void)runtime::streamCompleteDeferred(stream);  // a failure is asyncError()'s too
+    const Status earlier = asyncError();
+    if (!earlier.ok()) {
+      return makeError(earlier.code(), "{}: the communicator failed earlier: {}",
+                       collName(op.coll), earlier.message());
+    }
+  }
+  if (posts) return postOp(op, stream);
+  if (inlined) {
     // Nothing is pending on either stream: the result is there when this
     // returns, with no thread hand-off (what a small call costs otherwise).
     Status s = runOp(op, history_->reserve(), algo);
@@ -217,7 +240,7 @@ constexpr std::size_t kInlineMeshCrowdedBytes = 2 << 20;
 // anyway: the caller's stream holds nothing unfinished but our own completed
 // operations, the communicator's stream is idle, the caller is on our device,
 // and every peer is another process (a thread driving several ranks must not
-// block in one of them): the mesh's staged path or a direct mesh operation of
+// block in one of them): the mesh's staged paths or a direct mesh operation of
 // at most kInlineMeshBytes (kInlineMeshCrowdedBytes with more ranks than
 // processors), or a schedule of at most kInlineScheduleBytes in and out.
 bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream, bool repeat,

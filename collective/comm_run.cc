@@ -240,6 +240,57 @@ Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId, Algo
   const Deadline deadline = execDeadline();
   Status s = aborted_.load() ? makeError(ErrorCode::kAborted, "{}: aborted", op.describe())
                              : runChosen(op, historyId, deadline, chosen);
+  s = concludeOp(op, historyId, std::move(s), deadline);
+  if (span.on()) {
+    span.arg("algorithm", lastChoice);
+    if (!s.ok()) span.arg("error", s.toString());
+  }
+  return s;
+}
+
+Status Communicator::Impl::postOp(const OpDesc& op, runtime::Stream* stream) {
+  // Completions deferred on another stream first: one stream holds them all.
+  if (deferredOn_ != stream && deferredLeft_.load() > 0) {
+    COHORT_RETURN_IF_ERROR(completeDeferred());
+  }
+  const std::uint64_t historyId = history_->reserve();
+  collective::OpHistory::RunScope scope(history_.get(), historyId);
+  trace::Span span("collective", trace::enabled() ? op.describe() : std::string());
+  const Deadline deadline = execDeadline();
+  history_->started(historyId, op, noteChoice(op, Algo::kMesh, 0));
+  std::uint64_t call = 0;
+  bool closer = false;
+  Status s = aborted_.load() ? makeError(ErrorCode::kAborted, "{}: aborted", op.describe())
+                             : mesh_->post(op, deadline, aborted_, &call, historyId, &closer);
+  if (span.on()) span.arg("algorithm", lastChoice + " (posted)");
+  if (!s.ok()) return concludeOp(op, historyId, std::move(s), deadline);
+  // The mesh concludes the call (its hook) whoever completes it. One completion
+  // on the stream completes every call posted before it runs.
+  if (!closer) return Status::Ok();
+  bool deferred = false;
+  deferredLeft_.store(1);
+  deferredOn_ = stream;
+  s = runtime::streamDefer(
+      stream,
+      [this](bool wait) {
+        Status done = mesh_->complete(collective::Mesh::kAllPosted, wait, aborted_, true);
+        if (done.code() != ErrorCode::kNotReady) deferredLeft_.store(0);
+        return done;
+      },
+      &deferred);
+  if (s.ok() && deferred) return Status::Ok();
+  deferredLeft_.store(0);
+  Status done = mesh_->complete(collective::Mesh::kAllPosted, true, aborted_, true);
+  return s.ok() ? done : s;
+}
+
+Status Communicator::Impl::completeDeferred() {
+  if (deferredLeft_.load() == 0 || deferredOn_ == nullptr) return Status::Ok();
+  return runtime::streamCompleteDeferred(deferredOn_);
+}
+
+Status Communicator::Impl::concludeOp(const OpDesc& op, std::uint64_t historyId, Status s,
+                                      Deadline deadline) {
   if (!s.ok()) {
     // Every error names this rank and the operation (most name it already).
     const std::string what = op.describe();
@@ -254,13 +305,26 @@ Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId, Algo
     s = spreadFailure(std::move(s), deadline);
   }
   history_->finished(historyId, s);
-  if (span.on()) {
-    span.arg("algorithm", lastChoice);
-    if (!s.ok()) span.arg("error", s.toString());
-  }
   if (s.ok()) runtime::registryNoteOp(this, prefix, rank, size, device, op.seq, collName(op.coll));
   if (!s.ok()) logFailure(s);
   return s;
+}
+
+const std::string& Communicator::Impl::noteChoice(const OpDesc& op, Algo algo,
+                                                  std::size_t pieceCount) {
+  // Formatted only when the choice changes: small operations repeat it.
+  const std::array<std::size_t, 3> key{static_cast<std::size_t>(op.coll),
+                                       static_cast<std::size_t>(algo), pieceCount};
+  if (key != lastChoiceKey_ || lastChoice.empty()) {
+    std::string choice =
+        fmt::format("{}={} {}", collName(op.coll), collective::algoName(algo),
+                    algo == Algo::kMesh ? "shm" : (connPtrs_[rank == 0 ? 1 : 0]->kind()));
+    if (pieceCount > 0) choice += fmt::format(" in pieces of {}", pieceCount);
+    std::lock_guard<std::mutex> lock(choiceMu_);
+    lastChoiceKey_ = key;
+    lastChoice = std::move(choice);
+  }
+  return lastChoice;
 }
 
 Status Communicator::Impl::runChosen(const OpDesc& op, std::uint64_t historyId, Deadline deadline,
@@ -279,19 +343,7 @@ Status Communicator::Impl::runChosen(const OpDesc& op, std::uint64_t historyId, 
   const collective::StagingPlan plan =
       collective::planStaging(op, algo, size, Config::global().buffSize);
   algo = plan.algo;
-  // Formatted only when the choice changes: small operations repeat it.
-  const std::array<std::size_t, 3> key{static_cast<std::size_t>(op.coll),
-                                       static_cast<std::size_t>(algo), plan.pieceCount};
-  if (key != lastChoiceKey_ || lastChoice.empty()) {
-    std::string choice =
-        fmt::format("{}={} {}", collName(op.coll), collective::algoName(algo),
-                    algo == Algo::kMesh ? "shm" : (connPtrs_[rank == 0 ? 1 : 0]->kind()));
-    if (plan.pieceCount > 0) choice += fmt::format(" in pieces of {}", plan.pieceCount);
-    std::lock_guard<std::mutex> lock(choiceMu_);
-    lastChoiceKey_ = key;
-    lastChoice = std::move(choice);
-  }
-  history_->started(historyId, op, lastChoice);
+  history_->started(historyId, op, noteChoice(op, algo, plan.pieceCount));
   COHORT_LOG(kInfo, "collective", "{} start: {}", op.describe(), lastChoice);
   Status s = Status::Ok();
   if (plan.pieceCount == 0) {

@@ -20,9 +20,10 @@ using transport::shm::OpSlot;
 using transport::shm::SegmentRef;
 
 namespace {
-// The one-barrier staging path while a rank reads at most this much from the
-// staging slots (half of it when it also reduces), on a node with at most one
-// rank per processor, and with more. Reading a peer's slot moves every line of
+// The staged paths (posted calls, the eager broadcast) while a rank reads at
+// most this much from the peers' slots (half of it when it also reduces), on a
+// node with at most one rank per processor, and with more. (Measured when the
+// staged path was one barrier per call, before calls were posted.) Reading a peer's slot moves every line of
 // it from the peer's cache, while the direct path's benchmark loop writes
 // lines it already owns and reads inputs that stay shared; with more ranks
 // than processors a barrier costs processor hand-offs, so staging pays longer.
@@ -47,7 +48,7 @@ constexpr std::size_t kIntoChunkBytes = 8 << 10;
 struct Mesh::Views {
   std::vector<const char*> in;
   std::vector<char*> out;
-  std::vector<const char*> staged;  // the members' staging slots (small())
+  std::vector<const char*> staged;  // the members' post slots (reducePosted())
 };
 
 Mesh::Mesh(transport::shm::ShmTransport* shm,
@@ -334,6 +335,7 @@ Status Mesh::large(const OpDesc& op, Deadline deadline, const std::atomic<bool>&
 Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
                                    const std::function<Status(char*, std::size_t)>& inter,
                                    Deadline deadline, const std::atomic<bool>& aborted) {
+  COHORT_RETURN_IF_ERROR(complete(kAllPosted, true, aborted));
   slot_ = calls_++ % 2;
   const std::size_t e = dataTypeSize(op.type);
   const std::size_t bytes = op.count * e;
@@ -367,21 +369,24 @@ Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
   return Status::Ok();
 }
 
-Status Mesh::small(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
-  static_assert(kStagedCrowdedBytes <= transport::shm::kEagerBytes, "eager slot too small");
-  if (op.coll == Coll::kBroadcast) return eagerBroadcast(op, deadline, aborted);
-  COHORT_RETURN_IF_ERROR(settle(op, deadline, aborted));  // before the slot is written
+bool Mesh::posts(const OpDesc& op) const {
+  switch (op.coll) {
+    case Coll::kAllReduce: case Coll::kReduceScatter: case Coll::kAllGather: case Coll::kAllToAll:
+      return staged(op);
+    default:
+      return false;
+  }
+}
+
+void Mesh::reducePosted(const OpDesc& op, std::uint64_t call) {
   const std::size_t e = dataTypeSize(op.type);
   const std::size_t b = op.count * e;
-  const std::size_t slot = slot_;
+  const std::size_t i = (call - 1) % transport::shm::kPostSlots;
   const auto me = static_cast<std::size_t>(me_);
-  unsigned char* mine = members_[me]->block->staging[slot];
-  if (op.input != nullptr) std::memcpy(mine, op.input, op.inputBytes(n_));
-  COHORT_RETURN_IF_ERROR(publish(op, nullptr, nullptr, deadline, aborted, nullptr));
   std::vector<const char*>& staged = views_->staged;
   staged.resize(static_cast<std::size_t>(n_));
   for (std::size_t j = 0; j < staged.size(); ++j) {
-    staged[j] = reinterpret_cast<const char*>(members_[j]->block->staging[slot]);
+    staged[j] = reinterpret_cast<const char*>(members_[j]->block->post[i].data);
   }
   const auto& red = reductionFor(op.type, op.op);
   switch (op.coll) {
@@ -406,14 +411,23 @@ Status Mesh::small(const OpDesc& op, Deadline deadline, const std::atomic<bool>&
     default:
       break;
   }
-  return Status::Ok();
 }
 
 Status Mesh::run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
+  static_assert(kStagedCrowdedBytes <= kStagingBytes, "post slot too small");
+  if (posts(op)) {
+    std::uint64_t call = 0;
+    COHORT_RETURN_IF_ERROR(post(op, deadline, aborted, &call));
+    return complete(call, true, aborted);
+  }
+  // Later calls see the posted ones' outputs (they may read them).
+  COHORT_RETURN_IF_ERROR(complete(kAllPosted, true, aborted));
   slot_ = calls_++ % 2;
   if (op.coll == Coll::kBarrier) return publish(op, nullptr, nullptr, deadline, aborted, nullptr);
-  static_assert(kStagedCrowdedBytes <= kStagingBytes, "staging slot too small");
-  if (staged(op)) return small(op, deadline, aborted);
+  if (op.coll == Coll::kBroadcast && staged(op)) {
+    static_assert(kStagedCrowdedBytes <= transport::shm::kEagerBytes, "eager slot too small");
+    return eagerBroadcast(op, deadline, aborted);
+  }
   if (pulls(op)) return pulledBroadcast(op, deadline, aborted);
   return large(op, deadline, aborted);
 }

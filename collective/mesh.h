@@ -1,16 +1,21 @@
 // Direct ("mesh") collectives among the ranks of one node: every rank maps every
 // other's buffers (shared-memory transport), so an operation is one pass over the
-// data between two node-wide barriers. Up to a few KiB, data goes through
-// double-buffered staging slots instead, with one barrier per call; a small
-// broadcast goes through a ring of slots that its root fills without waiting
-// (its readers wait for the root only). With more than two ranks per processor,
-// a larger broadcast's ranks copy the root's buffer themselves and only the
-// root waits for them.
+// data between two node-wide barriers. Up to a few KiB, an allreduce,
+// reduce-scatter, allgather or alltoall is posted instead: each rank copies its
+// input into the next slot of its own ring and goes on; the call completes
+// later (complete()), when every rank posted it, by reading every member's slot.
+// A caller that completes calls only when it must (the communicator defers it
+// to the stream's synchronization) runs up to a ring's worth of calls ahead of
+// the slowest rank. A small broadcast goes through a ring of slots that its
+// root fills without waiting (its readers wait for the root only). With more
+// than two ranks per processor, a larger broadcast's ranks copy the root's
+// buffer themselves and only the root waits for them.
 #pragma once
 
 #include <array>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -41,8 +46,35 @@ class Mesh {
   Status hierarchicalAllReduce(const OpDesc& op, int worldSize,
                                const std::function<Status(char*, std::size_t)>& inter,
                                Deadline deadline, const std::atomic<bool>& aborted);
+  /// Runs `op` to completion (posted calls, older ones too, complete first).
   Status run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
-  /// Whether run() takes the staging path (a few KiB: one barrier, no mapping).
+  /// Whether run() posts `op`: post() may take it.
+  bool posts(const OpDesc& op) const;
+  /// Posts `op` (this rank's input goes into its ring) without waiting for the
+  /// others, unless the ring is full: then this rank's oldest call completes
+  /// and the others must have read the slot. *call numbers it for complete().
+  /// `tag` (non-zero): the hook concludes the call. `closer` (optional): set
+  /// when the caller must make sure that complete(kAllPosted, ..., closer=true)
+  /// runs later (no such completion is pending: none was asked for, or the
+  /// last one ran); until it does, later posts find it pending.
+  Status post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted,
+              std::uint64_t* call, std::uint64_t tag = 0, bool* closer = nullptr);
+  /// Called for each call posted with a tag when it completes or fails (on the
+  /// thread that completes it, once); what it returns is the call's status.
+  using PostedHook =
+      std::function<Status(const OpDesc& op, std::uint64_t tag, Deadline deadline, Status status)>;
+  void onPosted(PostedHook hook) { hook_ = std::move(hook); }
+  /// Completes the posted calls up to `call`, in order: waits until every member
+  /// posted each, checks they made the same call and writes its output. With
+  /// `wait` false, kNotReady instead of waiting. A call that fails fails every
+  /// later one (this rank leaves the communicator, unless a peer caused it).
+  Status complete(std::uint64_t call, bool wait, const std::atomic<bool>& aborted,
+                  bool closer = false);
+  static constexpr std::uint64_t kAllPosted = ~std::uint64_t(0);  // complete(): every call
+  /// Whether a posted call not completed yet writes into [p, p + bytes).
+  bool pendingWrites(const void* p, std::size_t bytes) const;
+  /// Whether run() takes a staged path (a few KiB: posted, or an eager
+  /// broadcast; no mapping).
   bool staged(const OpDesc& op) const;
   /// Whether run() takes pulledBroadcast().
   bool pulls(const OpDesc& op) const;
@@ -57,9 +89,22 @@ class Mesh {
   /// This rank's arrival at a barrier: returns the node-wide count that means
   /// everyone arrived.
   std::uint64_t arrive();
+  /// Waits until ready(); every 200 ms checks the peers (checkPeers; `behind(j)`
+  /// says whether member j is late, default: not at this rank's barrier yet)
+  /// and, for `posted` waits or with posted peers, that nobody made this call
+  /// the other way (crossedCall).
   template <typename Ready>
   Status waitFor(const OpDesc& op, const char* phase, Deadline deadline,
-                 const std::atomic<bool>& aborted, Ready&& ready);
+                 const std::atomic<bool>& aborted, Ready&& ready, bool posted = false,
+                 const std::function<bool(int)>& behind = {});
+  /// kMismatch when a peer shows this call's sequence number with another
+  /// call: in its operation slots or eager broadcasts (`posted`: this rank
+  /// posted it) or in its posted ring (this rank did not).
+  Status crossedCall(const OpDesc& op, bool posted) const;
+  /// complete() with postMu_ held.
+  Status completeLocked(std::uint64_t call, bool wait, const std::atomic<bool>& aborted);
+  /// Writes posted call `call`'s output from every member's slot.
+  void reducePosted(const OpDesc& op, std::uint64_t call);
   /// Waits for the barrier of the last call if that call did not (an eager or
   /// pulled broadcast), and checks that every member made the same call (the
   /// readers of an eager one checked it already).
@@ -89,7 +134,8 @@ class Mesh {
   /// Waits until the node-wide arrival count reaches `target` (everyone arrived).
   Status waitForAll(const OpDesc& op, const char* phase, std::uint64_t target, Deadline deadline,
                     const std::atomic<bool>& aborted);
-  Status checkPeers(const OpDesc& op, const char* phase, std::string* late) const;
+  Status checkPeers(const OpDesc& op, const char* phase, std::string* late,
+                    const std::function<bool(int)>& behind = {}) const;
   /// Tells the peers this rank takes no further part: a peer waiting in a barrier
   /// fails with kRemoteError at its next liveness check (within 200 ms).
   void leave();
@@ -99,7 +145,6 @@ class Mesh {
   /// call or a barrier), the slot's buffer references are left alone.
   Status publish(const OpDesc& op, const void* in, const void* out, Deadline deadline,
                  const std::atomic<bool>& aborted, Views* views);
-  Status small(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   Status large(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   void work(const OpDesc& op, const Views& v);
   bool streams(const OpDesc& op) const;
@@ -131,6 +176,27 @@ class Mesh {
   // make several calls, so the operation's number cannot choose the slot).
   std::uint64_t calls_ = 0;
   std::size_t slot_ = 0;
+  // Posted calls: how many so far, how many completed, and the ones not
+  // completed yet by ring slot (posts_ - completedPosts_ <= kPostSlots). A
+  // failure fails every later call. Guarded by postMu_: a posted call may
+  // complete on any thread that synchronizes the caller's stream.
+  struct Posted {
+    OpDesc op;
+    Deadline deadline = Deadline::never();
+    std::uint64_t tag = 0;  // 0: no hook
+  };
+  /// The first failure of a posted call: every call not completed fails with
+  /// it (each through the hook), and this rank leaves the communicator.
+  Status failPosted(Status s);
+  PostedHook hook_;
+  const char* pendingLo_ = nullptr;  // the outputs of the calls not completed span these
+  const char* pendingHi_ = nullptr;
+  bool closerPending_ = false;  // see post()
+  mutable std::mutex postMu_;
+  std::uint64_t posts_ = 0;
+  std::uint64_t completedPosts_ = 0;
+  std::array<Posted, transport::shm::kPostSlots> posted_;
+  Status postFailure_;
 };
 
 }  // namespace cohort::collective

@@ -1,7 +1,7 @@
 // The mesh's synchronisation: barriers on the node-wide counter, the wait
 // with its liveness checks, the broadcasts whose readers wait for their root
-// only (the eager ring, the pulled copy), and the settling of a call that did
-// not wait for its barrier.
+// only (the eager ring, the pulled copy), the settling of a call that did not
+// wait for its barrier, and the posted calls' ring.
 #include <fmt/format.h>
 #include <signal.h>
 
@@ -102,7 +102,8 @@ Status Mesh::barrier(const OpDesc& op, const char* phase, Deadline deadline,
 
 template <typename Ready>
 Status Mesh::waitFor(const OpDesc& op, const char* phase, Deadline deadline,
-                     const std::atomic<bool>& aborted, Ready&& ready) {
+                     const std::atomic<bool>& aborted, Ready&& ready, bool posted,
+                     const std::function<bool(int)>& behind) {
   ControlBlock* lead = members_[0]->block;
   // A peer on another processor is usually a few hundred nanoseconds away: look
   // for it before reading any clock (the waits below take two readings).
@@ -118,8 +119,10 @@ Status Mesh::waitFor(const OpDesc& op, const char* phase, Deadline deadline,
       leave();  // peers waiting for this rank fail instead of hanging
       return makeError(ErrorCode::kAborted, "{} aborted on this rank ({})", op.describe(), phase);
     }
+    // A peer that made another call is the cause when it also left since.
+    COHORT_RETURN_IF_ERROR(crossedCall(op, posted));
     std::string late;
-    COHORT_RETURN_IF_ERROR(checkPeers(op, phase, &late));
+    COHORT_RETURN_IF_ERROR(checkPeers(op, phase, &late, behind));
     noteWait(fmt::format("{} (mesh barrier '{}'): waiting for rank(s) {}", op.describe(), phase,
                          late.empty() ? "?" : late));
     if (deadline.expired()) {
@@ -152,6 +155,7 @@ Status Mesh::waitForRoot(const OpDesc& op, std::uint64_t arrival, Deadline deadl
     return from->block->arrive.load(std::memory_order_acquire) >= arrival;
   }));
   if (from->block->arrive.load(std::memory_order_acquire) != kLeft) return Status::Ok();
+  COHORT_RETURN_IF_ERROR(crossedCall(op, false));  // it left having posted this call instead
   std::string late;
   COHORT_RETURN_IF_ERROR(checkPeers(op, "the root's arrival", &late));
   return makeError(ErrorCode::kRemoteError,
@@ -260,9 +264,130 @@ Status Mesh::pulledBroadcast(const OpDesc& op, Deadline deadline,
   return st;
 }
 
+bool Mesh::pendingWrites(const void* p, std::size_t bytes) const {
+  std::lock_guard<std::mutex> lock(postMu_);
+  const auto* lo = static_cast<const char*>(p);
+  return completedPosts_ < posts_ && lo < pendingHi_ && pendingLo_ < lo + bytes;
+}
+
+Status Mesh::failPosted(Status s) {
+  // The others learn at their next wait for this rank; a failure caused by a
+  // peer they find themselves (naming it, not this rank).
+  if (s.code() != ErrorCode::kRemoteError) leave();
+  for (std::uint64_t c = completedPosts_ + 1; c <= posts_; ++c) {
+    const Posted& p = posted_[(c - 1) % transport::shm::kPostSlots];
+    if (p.tag == 0 || !hook_) continue;
+    Status reported = hook_(p.op, p.tag, p.deadline, s);
+    if (c == completedPosts_ + 1) s = std::move(reported);  // the first names its call
+  }
+  postFailure_ = s;
+  return s;
+}
+
+// A posted call needs nobody else to post: a rank copies its input into the
+// next slot of its ring, completes whatever calls every member has posted by
+// now, and goes on. It waits only when it comes back to a slot that a member
+// has not read yet (the call kPostSlots ago has not completed there); then its
+// own oldest call completes first, so that two ranks waiting for each other's
+// slots always find the other's inputs there. Completing as soon as the inputs
+// are there lets the others run up to kPostSlots calls ahead.
+Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted,
+                  std::uint64_t* call, std::uint64_t tag, bool* closer) {
+  std::lock_guard<std::mutex> lock(postMu_);
+  if (!postFailure_.ok()) return postFailure_;
+  constexpr std::uint64_t kSlots = transport::shm::kPostSlots;
+  const std::uint64_t c = posts_ + 1;
+  const std::size_t i = (c - 1) % kSlots;
+  if (c > kSlots) {
+    COHORT_RETURN_IF_ERROR(completeLocked(c - kSlots, true, aborted));
+    auto done = [&](int j) {
+      return members_[static_cast<std::size_t>(j)]->block->finished.load(
+                 std::memory_order_acquire) >= c - kSlots;
+    };
+    auto all = [&] {
+      for (int j = 0; j < n_; ++j) if (!done(j)) return false;
+      return true;
+    };
+    if (!all()) {
+      Status s = waitFor(op, "a free post slot", deadline, aborted, all, /*posted=*/true,
+                         [&](int j) { return !done(j); });
+      if (!s.ok()) return failPosted(std::move(s));
+    }
+  }
+  transport::shm::PostSlot& slot = members_[static_cast<std::size_t>(me_)]->block->post[i];
+  if (op.input != nullptr) std::memcpy(slot.data, op.input, op.inputBytes(n_));
+  const auto fp = op.fingerprint();
+  std::copy(fp.begin(), fp.end(), slot.fingerprint);
+  slot.call.store(c, std::memory_order_release);
+  members_[0]->block->sharedWake.notifyIfSleeping();  // members waiting for this input
+  posted_[i] = Posted{op, deadline, tag};
+  const auto* out = static_cast<const char*>(op.output);
+  if (completedPosts_ == posts_) pendingLo_ = pendingHi_ = out;
+  pendingLo_ = std::min(pendingLo_, out);
+  pendingHi_ = std::max(pendingHi_, out + op.outputBytes(n_));
+  posts_ = c;
+  *call = c;
+  if (closer != nullptr) {
+    *closer = !closerPending_;
+    closerPending_ = true;
+  }
+  Status s = completeLocked(c, false, aborted);
+  return s.code() == ErrorCode::kNotReady ? Status::Ok() : s;
+}
+
+Status Mesh::complete(std::uint64_t call, bool wait, const std::atomic<bool>& aborted,
+                      bool closer) {
+  std::lock_guard<std::mutex> lock(postMu_);
+  Status s = completeLocked(call, wait, aborted);
+  if (closer && s.code() != ErrorCode::kNotReady) closerPending_ = false;
+  return s;
+}
+
+Status Mesh::completeLocked(std::uint64_t call, bool wait, const std::atomic<bool>& aborted) {
+  constexpr std::uint64_t kSlots = transport::shm::kPostSlots;
+  call = std::min(call, posts_);
+  while (completedPosts_ < call) {
+    if (!postFailure_.ok()) return postFailure_;
+    const std::uint64_t c = completedPosts_ + 1;
+    const std::size_t i = (c - 1) % kSlots;
+    const OpDesc& op = posted_[i].op;
+    // Nobody posts call c + kSlots before this rank completed c.
+    auto posted = [&](int j) {
+      return members_[static_cast<std::size_t>(j)]->block->post[i].call.load(
+                 std::memory_order_acquire) == c;
+    };
+    auto all = [&] {
+      for (int j = 0; j < n_; ++j) if (!posted(j)) return false;
+      return true;
+    };
+    Status s = Status::Ok();
+    if (!all()) {
+      if (!wait) return Status(ErrorCode::kNotReady, "");
+      s = waitFor(op, "the members' posted inputs", posted_[i].deadline, aborted, all,
+                  /*posted=*/true, [&](int j) { return !posted(j); });
+    }
+    const auto fp = op.fingerprint();
+    for (int j = 0; j < n_ && s.ok(); ++j) {
+      const std::uint64_t* theirs = members_[static_cast<std::size_t>(j)]->block->post[i].fingerprint;
+      if (!std::equal(fp.begin(), fp.end(), theirs)) s = mismatch(j, fp, theirs, op, false);
+    }
+    if (!s.ok()) return failPosted(std::move(s));
+    reducePosted(op, c);
+    completedPosts_ = c;
+    members_[static_cast<std::size_t>(me_)]->block->finished.store(c, std::memory_order_release);
+    members_[0]->block->sharedWake.notifyIfSleeping();  // members waiting for a free slot
+    if (posted_[i].tag != 0 && hook_) {
+      s = hook_(op, posted_[i].tag, posted_[i].deadline, Status::Ok());
+      if (!s.ok()) return failPosted(std::move(s));
+    }
+  }
+  return Status::Ok();
+}
+
 // A dead or departed member fails the barrier; *late lists the members that have
 // not reached it yet.
-Status Mesh::checkPeers(const OpDesc& op, const char* phase, std::string* late) const {
+Status Mesh::checkPeers(const OpDesc& op, const char* phase, std::string* late,
+                        const std::function<bool(int)>& behind) const {
   // Deaths first, all of them: a peer that left or died may only have done so
   // because another one died first, and which one was first cannot be told here.
   std::string dead;
@@ -286,7 +411,42 @@ Status Mesh::checkPeers(const OpDesc& op, const char* phase, std::string* late) 
                        "destroyed) during {} ({})",
                        m->rank, m->pid, op.describe(), phase);
     }
-    if (arrived < barriers_) *late += (late->empty() ? "" : ", ") + std::to_string(m->rank);
+    if (behind ? behind(j) : arrived < barriers_) {
+      *late += (late->empty() ? "" : ", ") + std::to_string(m->rank);
+    }
+  }
+  return Status::Ok();
+}
+
+// Posted calls and the others wait for different things: a rank that posted a
+// call waits for the others' posts, one that did not (a larger or another
+// collective) for their arrival at a barrier. Neither comes, so each looks for
+// this call's sequence number where the other kind of call leaves it.
+Status Mesh::crossedCall(const OpDesc& op, bool posted) const {
+  const auto fp = op.fingerprint();
+  auto differs = [&](const std::uint64_t* theirs) {
+    return (theirs[0] >> 8) == op.seq && !std::equal(fp.begin(), fp.end(), theirs);
+  };
+  for (int j = 0; j < n_; ++j) {
+    if (j == me_) continue;
+    const ControlBlock* b = members_[static_cast<std::size_t>(j)]->block;
+    const std::uint64_t* found = nullptr;
+    if (posted) {
+      for (const OpSlot& o : b->op) if (differs(o.fingerprint)) found = o.fingerprint;
+      for (const auto& e : b->eagerFingerprint) if (differs(e)) found = e;
+    } else {
+      for (const auto& p : b->post) {
+        if (p.call.load(std::memory_order_acquire) != 0 && differs(p.fingerprint)) found = p.fingerprint;
+      }
+    }
+    if (found != nullptr) {
+      return makeError(ErrorCode::kMismatch,
+                       "mismatched collective between rank {} and rank {}: {} (this rank: {})",
+                       members_[static_cast<std::size_t>(me_)]->rank,
+                       members_[static_cast<std::size_t>(j)]->rank,
+                       fingerprintDiff(fp, {found[0], found[1], found[2], found[3]}),
+                       op.describe());
+    }
   }
   return Status::Ok();
 }

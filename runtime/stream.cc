@@ -21,13 +21,58 @@ Stream::Stream(Device* device, int id, bool isDefault)
 }
 
 Stream::~Stream() {
+  (void)completeDeferred(true);
   stopping_.store(true, std::memory_order_release);
   workWord_.notifyAll();
   worker_.join();
 }
 
 
+bool Stream::defer(HostCompletion finish) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // The worker stores completed_ under mu_: nothing of its can be unfinished.
+  if (completed_.load(std::memory_order_acquire) != enqueued_.load(std::memory_order_acquire)) {
+    return false;
+  }
+  deferred_.push_back(std::move(finish));
+  deferredCount_.fetch_add(1, std::memory_order_release);
+  return true;
+}
+
+Status Stream::completeDeferred(bool wait) {
+  if (deferredCount() == 0) return Status::Ok();
+  std::lock_guard<std::mutex> run(deferredRunMu_);
+  Status first;
+  for (;;) {
+    HostCompletion* finish = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (deferred_.empty()) return first;
+      finish = &deferred_.front();  // only this thread removes it
+    }
+    Status s;
+    try {
+      s = (*finish)(wait);
+    } catch (const std::exception& e) {
+      s = makeError(ErrorCode::kTaskFailed, "a deferred completion on {} threw: {}", name(),
+                    e.what());
+    }
+    if (!wait && s.code() == ErrorCode::kNotReady) return s;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      deferred_.pop_front();
+      deferredCount_.fetch_sub(1, std::memory_order_release);
+    }
+    if (!s.ok()) {
+      fail(s);
+      if (first.ok()) first = std::move(s);
+    }
+  }
+}
+
 void Stream::enqueue(std::function<Status()> task, bool runAfterError) {
+  // Deferred completions come first: they are older than anything queued now.
+  (void)completeDeferred(true);
   {
     std::lock_guard<std::mutex> lock(mu_);
     Task t;
@@ -40,6 +85,7 @@ void Stream::enqueue(std::function<Status()> task, bool runAfterError) {
 }
 
 void Stream::enqueueWait(std::shared_ptr<EventState> event, std::uint64_t generation) {
+  (void)completeDeferred(true);
   event->addListener(this);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -188,6 +234,7 @@ void Stream::fail(Status status) {
 }
 
 Status Stream::synchronize(Deadline deadline) {
+  (void)completeDeferred(true);  // an error fails the stream: reported below
   const std::uint64_t target = enqueued_.load(std::memory_order_acquire);
   Status result;
   const bool done = doneWord_.waitUntil(
@@ -203,7 +250,10 @@ Status Stream::synchronize(Deadline deadline) {
   return result;
 }
 
-Status Stream::query() const {
+Status Stream::query() {
+  if (completeDeferred(false).code() == ErrorCode::kNotReady) {
+    return Status(ErrorCode::kNotReady, name() + " has pending work");
+  }
   Status s = progressTo(enqueued_.load(std::memory_order_acquire));
   if (s.code() == ErrorCode::kNotReady) return Status(ErrorCode::kNotReady, name() + " has pending work");
   return s;

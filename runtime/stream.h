@@ -36,9 +36,16 @@ class Stream {
   void enqueueWait(std::shared_ptr<EventState> event, std::uint64_t generation);
   /// Called by an event this stream waits on when it completes.
   void dependencyDone();
+  /// streamDefer(): queues `finish` if nothing else is unfinished.
+  bool defer(HostCompletion finish);
+  /// Runs the deferred completions on this thread, in order; with `wait` false,
+  /// stops at the first that cannot complete yet (kNotReady).
+  Status completeDeferred(bool wait);
+  std::size_t deferredCount() const { return deferredCount_.load(std::memory_order_acquire); }
   /// Waits for the work queued before the call.
   Status synchronize(Deadline deadline);
-  Status query() const;
+  /// Runs what deferred completions can finish without waiting first.
+  Status query();
   Status error() const;
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   void clearError();
@@ -75,6 +82,11 @@ class Stream {
 
   mutable std::mutex mu_;
   std::deque<Task> queue_;
+  // Completions left by defer(), run by host threads (never the worker); a
+  // deque keeps the front's address while others are appended.
+  std::deque<HostCompletion> deferred_;  // guarded by mu_
+  std::atomic<std::size_t> deferredCount_{0};
+  std::mutex deferredRunMu_;  // held while one of them runs: one at a time, in order
   Task running_;  // the task the worker is running (its wait fields only)
   Status error_;
   std::atomic<std::uint64_t> enqueued_{0};

@@ -77,6 +77,36 @@ Status streamProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* co
   });
 }
 
+Status streamDefer(Stream* stream, HostCompletion finish, bool* deferred) {
+  return apiCall([&](DeviceManager& m) {
+    if (!finish || deferred == nullptr) {
+      return Status(ErrorCode::kInvalidArgument, "streamDefer: empty completion or null output");
+    }
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    *deferred = s->defer(std::move(finish));
+    return Status::Ok();
+  });
+}
+
+Status streamCompleteDeferred(Stream* stream) {
+  return apiCall([&](DeviceManager& m) {
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    return s->completeDeferred(true);
+  });
+}
+
+Status streamDeferredCount(Stream* stream, std::size_t* count) {
+  return apiCall([&](DeviceManager& m) {
+    if (count == nullptr) return Status(ErrorCode::kInvalidArgument, "streamDeferredCount: null output");
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    *count = s->deferredCount();
+    return Status::Ok();
+  });
+}
+
 Status launchKernel(Stream* stream, Kernel kernel) {
   return apiCall([&](DeviceManager& m) {
     if (!kernel) return Status(ErrorCode::kInvalidArgument, "launchKernel: empty kernel");

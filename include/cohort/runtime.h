@@ -145,6 +145,22 @@ Status streamGetDevice(Stream* stream, int* device);
 /// queued is done when completed reaches the enqueued count read before it.
 Status streamProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* completed);
 
+/// Work that a host thread completes instead of the stream's worker: `finish(true)`
+/// completes it, waiting as long as it must; `finish(false)` completes it if it can
+/// without waiting and returns kNotReady otherwise. It is queued only while the
+/// stream has nothing else unfinished (*deferred = true); then the first host
+/// thread that synchronizes or queries the stream, or queues more work on it,
+/// runs it there (completions in order, each once; an error fails the stream as
+/// a task's would). Otherwise nothing is queued (*deferred = false). `finish`
+/// must not call stream functions.
+using HostCompletion = std::function<Status(bool wait)>;
+Status streamDefer(Stream* stream, HostCompletion finish, bool* deferred);
+/// Runs the completions streamDefer left on the stream now, on this thread;
+/// Returns the first error.
+Status streamCompleteDeferred(Stream* stream);
+/// How many completions streamDefer left on the stream (not yet run).
+Status streamDeferredCount(Stream* stream, std::size_t* count);
+
 /// A counter that changes whenever memory is allocated or freed (device, pinned
 /// host or imported), a stream is destroyed or a device reset. What a caller
 /// derived from pointers and streams (a buffer that held enough bytes, a live

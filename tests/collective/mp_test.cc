@@ -115,6 +115,49 @@ TEST_P(MultiProcessTest, SmallCallsRunInlineAgainAfterAQueuedOne) {
   }
 }
 
+// Small collectives posted and completed at the stream's synchronization, with
+// one rank per processor and with more ranks than processors: outputs seen by
+// the host, a kernel, another stream and a large call are all right.
+TEST(PostedTest, OutputsAreThereWheneverTheStreamSaysTheCallIsDone) {
+  for (int n : {3, 5}) {
+    auto ranks = start(n, "posted", "shm", freePort());
+    for (int r = 0; r < n; ++r) {
+      const int code = waitRank(ranks[r].pid, std::chrono::seconds(120));
+      const std::string log = slurp(ranks[r].log);
+      EXPECT_EQ(code, 0) << "n=" << n << " rank " << r << ":\n" << log;
+      EXPECT_NE(log.find("posted OK"), std::string::npos) << log;
+    }
+  }
+}
+
+// A posted call that does not match fails on every rank when the stream is
+// synchronized: another count, a large (not posted) call on the other ranks,
+// a rank that exited.
+TEST(PostedTest, AMismatchOrADeadRankFailsEveryOtherRank) {
+  constexpr int n = 3;
+  struct Case {
+    const char* kind;
+    const char* others;  // what ranks 0 and 2 must report
+  };
+  for (const Case& c : {Case{"mismatch", "mismatched collective"}, Case{"crossed", "mismatched collective"},
+                        Case{"dead", "remote rank 1"}}) {
+    std::vector<std::vector<std::string>> env(n, {std::string("POSTFAIL=") + c.kind});
+    auto ranks = start(n, "postfail", "shm", freePort(), "", env);
+    const auto begin = std::chrono::steady_clock::now();
+    // Rank 1 first: until it is reaped, an exited rank looks alive to its peers.
+    for (int r : {1, 0, 2}) {
+      const int code = waitRank(ranks[r].pid, std::chrono::seconds(60));
+      const std::string log = slurp(ranks[r].log);
+      if (r == 1 && std::string(c.kind) == "dead") continue;
+      EXPECT_EQ(code, 7) << c.kind << " rank " << r << ":\n" << log;
+      EXPECT_NE(log.find(r == 1 ? "mismatched collective" : c.others), std::string::npos)
+          << c.kind << " rank " << r << ":\n" << log;
+    }
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(), 20)
+        << c.kind;
+  }
+}
+
 // Two "nodes" of two ranks each (COHORT_HOST_ID): shm inside a node, tcp between.
 // Numbered node by node (A A B B), all five collectives run hierarchical;
 // interleaved (A B A B), allgather and reduce-scatter cannot place blocks that way

@@ -8,7 +8,17 @@
 //   mp_worker inline  a small allreduce queued behind a busy stream, then 300 on
 //                     an idle one: those must run on the calling thread (they
 //                     add no task to the caller's stream) and be right
+//   mp_worker posted  small collectives left to complete at the stream's
+//                     synchronization (posted): runs of calls without one in
+//                     between, into separate outputs, chained in place, read by
+//                     a kernel on the stream, by another stream through an
+//                     event, as a large call's input, completed by polling the
+//                     stream, and pending when the communicator is destroyed
+//   mp_worker postfail POSTFAIL=mismatch|crossed|dead: rank 1 posts a call the
+//                     others do not make (another count; a large call instead),
+//                     or exits before the call; every other rank must fail
 // Prints "rank R: ..." lines; the parent checks exit codes and messages.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -207,6 +217,188 @@ int inlineAgain(Communicator& comm) {
   return 0;
 }
 
+// Every element of `count` outputs of posted calls, checked once the stream is
+// synchronized (or polled idle).
+int posted(std::unique_ptr<Communicator> comm) {
+  const int r = comm->rank(), n = comm->size();
+  using testing::expectedReduce;
+  using testing::inputValue;
+  runtime::Stream *s = nullptr, *other = nullptr;
+  runtime::Event* ev = nullptr;
+  if (!runtime::streamCreate(&s).ok() || !runtime::streamCreate(&other).ok() ||
+      !runtime::eventCreate(&ev).ok()) {
+    return 2;
+  }
+  // Runs of 20 calls (more than a ring of posted calls) into 20 outputs, one
+  // synchronization per run; every type, odd counts, the four posted collectives.
+  constexpr int kRun = 20;
+  for (DataType type : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64,
+                        DataType::kInt8, DataType::kUint8, DataType::kInt16, DataType::kUint16,
+                        DataType::kInt32, DataType::kUint32, DataType::kInt64, DataType::kUint64}) {
+    for (std::size_t count : {1u, 7u, 61u}) {
+      const std::size_t e = dataTypeSize(type);
+      const std::size_t bytes = count * e * n;
+      std::vector<void*> ins(kRun), outs(kRun);
+      for (int k = 0; k < kRun; ++k) {
+        if (!runtime::deviceMalloc(&ins[k], bytes).ok() || !runtime::deviceMalloc(&outs[k], bytes).ok()) return 3;
+        for (std::size_t i = 0; i < count * n; ++i) {
+          testing::encode(type, inputValue(ReduceOp::kSum, r, i + k), static_cast<char*>(ins[k]) + i * e);
+        }
+        std::memset(outs[k], 0xff, bytes);
+      }
+      const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin};
+      for (int k = 0; k < kRun; ++k) {
+        Status st;
+        switch (k % 4) {
+          case 0: st = comm->allReduce(ins[k], outs[k], count, type, ops[k % 3], s); break;
+          case 1: st = comm->allGather(ins[k], outs[k], count, type, s); break;
+          case 2: st = comm->reduceScatter(ins[k], outs[k], count, type, ops[k % 3], s); break;
+          default: st = comm->allToAll(ins[k], outs[k], count, type, s); break;
+        }
+        if (!st.ok()) return fail(r, "posted call " + std::to_string(k), st);
+      }
+      Status st = runtime::streamSynchronize(s);
+      if (!st.ok()) return fail(r, "synchronize", st);
+      for (int k = 0; k < kRun; ++k) {
+        // The inputs were inputValue(sum, rank, i + k); the expectations shift alike.
+        const ReduceOp op = ops[k % 3];
+        auto reduced = [&](std::size_t i) {
+          // Sum/max/min over ranks of inputValue(sum, rank, i): computed here.
+          double v = inputValue(ReduceOp::kSum, 0, i);
+          for (int q = 1; q < n; ++q) {
+            const double x = inputValue(ReduceOp::kSum, q, i);
+            v = op == ReduceOp::kSum ? v + x : op == ReduceOp::kMax ? std::max(v, x) : std::min(v, x);
+          }
+          return v;
+        };
+        std::string bad;
+        switch (k % 4) {
+          case 0: bad = testing::compare(type, outs[k], count, [&](std::size_t i) { return reduced(i + k); }); break;
+          case 1: bad = testing::compare(type, outs[k], count * n, [&](std::size_t i) {
+                    return inputValue(ReduceOp::kSum, static_cast<int>(i / count), i % count + k); }); break;
+          case 2: bad = testing::compare(type, outs[k], count, [&](std::size_t i) { return reduced(r * count + i + k); }); break;
+          default: bad = testing::compare(type, outs[k], count * n, [&](std::size_t i) {
+                     return inputValue(ReduceOp::kSum, static_cast<int>(i / count), r * count + i % count + k); }); break;
+        }
+        if (!bad.empty()) {
+          return fail(r, std::string(dataTypeName(type)) + " x" + std::to_string(count) + " call " +
+                             std::to_string(k) + ": " + bad, Status());
+        }
+      }
+      for (int k = 0; k < kRun; ++k) {
+        (void)runtime::deviceFree(ins[k]);
+        (void)runtime::deviceFree(outs[k]);
+      }
+    }
+  }
+  // In place, chained: each call's input is the last one's output.
+  constexpr std::size_t kCount = 33;
+  void* buf = nullptr;
+  void* big = nullptr;
+  constexpr std::size_t kBig = 1 << 18;  // a large call: not posted
+  if (!runtime::deviceMalloc(&buf, kCount * 8).ok() || !runtime::deviceMalloc(&big, kBig * 8).ok()) return 3;
+  auto* v = static_cast<std::int64_t*>(buf);
+  for (std::size_t i = 0; i < kCount; ++i) v[i] = static_cast<std::int64_t>(i + 1);
+  for (int k = 0; k < 12; ++k) {
+    Status st = comm->allReduce(buf, buf, kCount, DataType::kInt64, ReduceOp::kSum, s);
+    if (!st.ok()) return fail(r, "chained allreduce", st);
+  }
+  // A kernel queued behind them reads the result on the stream.
+  std::vector<std::int64_t> seen(kCount, -1);
+  Status st = runtime::launchKernel(s, [&](runtime::Stream*) {
+    std::memcpy(seen.data(), buf, kCount * 8);
+    return Status::Ok();
+  });
+  if (st.ok()) st = runtime::streamSynchronize(s);
+  if (!st.ok()) return fail(r, "kernel after posted calls", st);
+  std::int64_t factor = 1;
+  for (int k = 0; k < 12; ++k) factor *= n;
+  for (std::size_t i = 0; i < kCount; ++i) {
+    if (seen[i] != static_cast<std::int64_t>(i + 1) * factor) {
+      std::printf("rank %d: chained element %zu is %lld, expected %lld\n", r, i,
+                  static_cast<long long>(seen[i]), static_cast<long long>((i + 1) * factor));
+      return 5;
+    }
+  }
+  // Another stream waits for an event recorded after a posted call.
+  for (std::size_t i = 0; i < kCount; ++i) v[i] = r + 1;
+  st = comm->allReduce(buf, buf, kCount, DataType::kInt64, ReduceOp::kSum, s);
+  if (st.ok()) st = runtime::eventRecord(ev, s);
+  if (st.ok()) st = runtime::streamWaitEvent(other, ev);
+  if (st.ok()) st = runtime::launchKernel(other, [&](runtime::Stream*) {
+    std::memcpy(seen.data(), buf, kCount * 8);
+    return Status::Ok();
+  });
+  if (st.ok()) st = runtime::streamSynchronize(other);
+  if (!st.ok()) return fail(r, "event after a posted call", st);
+  if (seen[kCount - 1] != n * (n + 1) / 2) {
+    std::printf("rank %d: through the event: %lld, expected %d\n", r,
+                static_cast<long long>(seen[kCount - 1]), n * (n + 1) / 2);
+    return 5;
+  }
+  // A large call reads a posted call's output.
+  for (std::size_t i = 0; i < kCount; ++i) v[i] = r + 1;
+  st = comm->allReduce(buf, big, kCount, DataType::kInt64, ReduceOp::kSum, s);
+  if (st.ok()) st = comm->allReduce(big, big, kBig, DataType::kInt64, ReduceOp::kSum, s);
+  if (st.ok()) st = runtime::streamSynchronize(s);
+  if (!st.ok()) return fail(r, "large call after a posted one", st);
+  if (static_cast<std::int64_t*>(big)[kCount - 1] != n * n * (n + 1) / 2) {
+    std::printf("rank %d: large call read %lld, expected %d\n", r,
+                static_cast<long long>(static_cast<std::int64_t*>(big)[kCount - 1]), n * n * (n + 1) / 2);
+    return 5;
+  }
+  // Polling the stream completes posted calls too.
+  for (std::size_t i = 0; i < kCount; ++i) v[i] = r + 1;
+  st = comm->allReduce(buf, buf, kCount, DataType::kInt64, ReduceOp::kSum, s);
+  if (!st.ok()) return fail(r, "allreduce before polling", st);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((st = runtime::streamQuery(s)).code() == ErrorCode::kNotReady &&
+         std::chrono::steady_clock::now() < until) {
+  }
+  if (!st.ok()) return fail(r, "polling the stream", st);
+  if (v[0] != n * (n + 1) / 2) {
+    std::printf("rank %d: after polling: %lld\n", r, static_cast<long long>(v[0]));
+    return 5;
+  }
+  // Destroyed with a posted call pending: the call completes first.
+  for (std::size_t i = 0; i < kCount; ++i) v[i] = r + 1;
+  st = comm->allReduce(buf, buf, kCount, DataType::kInt64, ReduceOp::kSum, s);
+  if (!st.ok()) return fail(r, "allreduce before destroy", st);
+  Communicator::destroy(std::move(comm), false);
+  if (v[0] != n * (n + 1) / 2) {
+    std::printf("rank %d: after destroy: %lld\n", r, static_cast<long long>(v[0]));
+    return 5;
+  }
+  std::printf("rank %d: posted OK\n", r);
+  return 0;
+}
+
+int postFail(Communicator& comm) {
+  const int r = comm.rank();
+  const std::string kind = std::getenv("POSTFAIL") != nullptr ? std::getenv("POSTFAIL") : "";
+  runtime::Stream* s = nullptr;
+  void* buf = nullptr;
+  if (!runtime::streamCreate(&s).ok() || !runtime::deviceMalloc(&buf, 4 << 20).ok()) return 2;
+  // A few good calls first: the failure comes with earlier calls in the ring.
+  for (int k = 0; k < 3; ++k) {
+    Status st = comm.allReduce(buf, buf, 16, DataType::kFloat32, ReduceOp::kSum, s);
+    if (!st.ok()) return fail(r, "first calls", st);
+  }
+  if (kind == "dead" && r == 1) {
+    std::printf("rank %d: exiting\n", r);
+    std::fflush(stdout);
+    std::_Exit(0);
+  }
+  std::size_t count = 16;
+  if (r == 1 && kind == "mismatch") count = 17;
+  if (r != 1 && kind == "crossed") count = 1 << 20;  // a large call: rank 1's is posted
+  Status st = comm.allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum, s);
+  if (st.ok()) st = runtime::streamSynchronize(s);
+  std::printf("rank %d: %s\n", r, st.ok() ? "no error" : st.toString().c_str());
+  std::fflush(stdout);
+  return st.ok() ? 1 : 7;
+}
+
 int loop(Communicator& comm) {
   const std::size_t count = (64u << 20) / 4;
   void* buf = nullptr;
@@ -240,5 +432,7 @@ int main(int argc, char** argv) {
   }
   if (mode == "hier") return hier(*comm);
   if (mode == "inline") return inlineAgain(*comm);
+  if (mode == "posted") return posted(std::move(comm));
+  if (mode == "postfail") return postFail(*comm);
   return mode == "loop" ? loop(*comm) : check(*comm);
 }

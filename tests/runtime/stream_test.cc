@@ -209,5 +209,113 @@ TEST(StreamNoDeviceTest, DefaultStreamNeedsACurrentDevice) {
   EXPECT_ERROR(streamCreate(&s), kInvalidDevice, "setDevice");
 }
 
+// ---- streamDefer: completions a host thread runs ----
+
+TEST_F(StreamTest, ADeferredCompletionRunsOnceOnTheThreadThatSynchronizes) {
+  std::atomic<int> runs{0};
+  std::thread::id ranOn;
+  bool deferred = false;
+  ASSERT_OK(streamDefer(stream_, [&](bool) {
+    ++runs;
+    ranOn = std::this_thread::get_id();
+    return Status::Ok();
+  }, &deferred));
+  ASSERT_TRUE(deferred);
+  std::size_t left = 0;
+  ASSERT_OK(streamDeferredCount(stream_, &left));
+  EXPECT_EQ(left, 1u);
+  EXPECT_EQ(runs.load(), 0);  // nobody runs it until asked
+  ASSERT_OK(streamSynchronize(stream_));
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_EQ(ranOn, std::this_thread::get_id());
+  ASSERT_OK(streamSynchronize(stream_));
+  EXPECT_EQ(runs.load(), 1);
+  ASSERT_OK(streamDeferredCount(stream_, &left));
+  EXPECT_EQ(left, 0u);
+}
+
+TEST_F(StreamTest, AQueryPollsDeferredCompletionsWithoutWaiting) {
+  std::atomic<bool> ready{false};
+  std::vector<bool> waits;
+  bool deferred = false;
+  ASSERT_OK(streamDefer(stream_, [&](bool wait) {
+    waits.push_back(wait);
+    return ready.load() ? Status::Ok() : Status(ErrorCode::kNotReady, "");
+  }, &deferred));
+  ASSERT_TRUE(deferred);
+  EXPECT_EQ(streamQuery(stream_).code(), ErrorCode::kNotReady);
+  EXPECT_EQ(streamQuery(stream_).code(), ErrorCode::kNotReady);
+  ready = true;
+  EXPECT_OK(streamQuery(stream_));
+  EXPECT_EQ(waits, (std::vector<bool>{false, false, false}));
+  ASSERT_OK(streamSynchronize(stream_));
+  EXPECT_EQ(waits.size(), 3u);  // completed: not run again
+}
+
+TEST_F(StreamTest, WorkQueuedLaterRunsAfterTheDeferredCompletionsInOrder) {
+  std::vector<int> order;
+  bool deferred = false;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK(streamDefer(stream_, [&order, i](bool) {
+      order.push_back(i);
+      return Status::Ok();
+    }, &deferred));
+    ASSERT_TRUE(deferred);
+  }
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    order.push_back(3);
+    return Status::Ok();
+  }));
+  // Queued behind a task: this one cannot be deferred.
+  ASSERT_OK(streamDefer(stream_, [](bool) { return Status::Ok(); }, &deferred));
+  ASSERT_OK(streamSynchronize(stream_));
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST_F(StreamTest, NothingIsDeferredWhileTheStreamHasUnfinishedWork) {
+  std::atomic<bool> release{false};
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    while (!release.load()) std::this_thread::yield();
+    return Status::Ok();
+  }));
+  bool deferred = true;
+  int runs = 0;
+  ASSERT_OK(streamDefer(stream_, [&](bool) { ++runs; return Status::Ok(); }, &deferred));
+  EXPECT_FALSE(deferred);
+  release = true;
+  ASSERT_OK(streamSynchronize(stream_));
+  EXPECT_EQ(runs, 0);  // the caller completes it itself
+}
+
+TEST_F(StreamTest, AFailedDeferredCompletionFailsTheStreamAndLaterOnesStillRun) {
+  bool deferred = false;
+  int later = 0;
+  ASSERT_OK(streamDefer(stream_, [](bool) {
+    return Status(ErrorCode::kRemoteError, "peer 3 went away");
+  }, &deferred));
+  ASSERT_OK(streamDefer(stream_, [&](bool) { ++later; return Status::Ok(); }, &deferred));
+  Status s = streamSynchronize(stream_);
+  EXPECT_EQ(s.code(), ErrorCode::kRemoteError);
+  EXPECT_NE(s.message().find("peer 3 went away"), std::string::npos) << s.toString();
+  EXPECT_EQ(later, 1);
+  EXPECT_EQ(streamQuery(stream_).code(), ErrorCode::kRemoteError);  // sticky
+  ASSERT_OK(streamClearError(stream_));
+}
+
+TEST_F(StreamTest, DestroyingAStreamRunsItsDeferredCompletions) {
+  Stream* other = nullptr;
+  ASSERT_OK(streamCreate(&other));
+  bool deferred = false;
+  int runs = 0;
+  ASSERT_OK(streamDefer(other, [&](bool wait) {
+    EXPECT_TRUE(wait);
+    ++runs;
+    return Status::Ok();
+  }, &deferred));
+  ASSERT_TRUE(deferred);
+  ASSERT_OK(streamDestroy(other));
+  EXPECT_EQ(runs, 1);
+}
+
 }  // namespace
 }  // namespace cohort::runtime

@@ -1,7 +1,7 @@
 // The shared control block each rank of a node publishes for the shared-memory
 // transport: liveness, wake-up word, barrier counters for direct (mesh)
-// collectives, inbound message rings from every local peer, and staging slots
-// for small collectives. It lives in pinned host memory (a memfd segment) and
+// collectives, inbound message rings from every local peer, and the ring of
+// posted small collectives. It lives in pinned host memory (a memfd segment) and
 // every local peer maps it; it holds no pointers, only offsets and atomics.
 #pragma once
 
@@ -15,13 +15,15 @@ namespace cohort::transport::shm {
 
 constexpr int kMaxLocalRanks = 64;
 constexpr int kRingEntries = 64;
-// Per staging slot (the mesh stages at most this much); two slots per rank.
+// Per post slot (the mesh posts at most this much per call), and the slots of
+// each rank's ring of posted calls.
 constexpr std::size_t kStagingBytes = 16 << 10;
+constexpr int kPostSlots = 8;
 // The ring of small broadcasts a root may run ahead with (the mesh keeps it in
 // the first member's block).
 constexpr int kEagerSlots = 8;
 constexpr std::size_t kEagerBytes = 16 << 10;
-constexpr std::uint32_t kBlockMagic = 0xC0B10C4Eu;  // changes with the layout
+constexpr std::uint32_t kBlockMagic = 0xC0B10C4Fu;  // changes with the layout
 
 /// Where a message or buffer lives: a segment of the owner process (device id, or
 /// -1 for its pinned host pool) and an offset in it.
@@ -64,6 +66,13 @@ struct alignas(64) EagerSlot {
   alignas(64) unsigned char data[kEagerBytes];
 };
 
+/// One small collective a rank posted: its input and which call it is.
+struct alignas(64) PostSlot {
+  std::atomic<std::uint64_t> call;  // the post (1, 2, ...) whose input this slot holds
+  std::uint64_t fingerprint[4];     // that call, checked by the others
+  alignas(64) unsigned char data[kStagingBytes];
+};
+
 struct ControlBlock {
   std::uint32_t magic;
   std::int32_t pid;
@@ -78,7 +87,8 @@ struct ControlBlock {
   // a peer that made another call there (its operation slot shows none).
   std::uint64_t eagerFingerprint[kEagerSlots][4];
   MessageRing inbound[kMaxLocalRanks];  // indexed by the sender's local index
-  alignas(4096) unsigned char staging[2][kStagingBytes];
+  alignas(64) std::atomic<std::uint64_t> finished;  // mesh: posts this rank completed
+  PostSlot post[kPostSlots];
   EagerSlot eager[kEagerSlots];
 };
 
