@@ -105,7 +105,7 @@ Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline
 std::array<std::uint64_t, 4> Mesh::announce(const OpDesc& op) {
   OpSlot& mine = members_[static_cast<std::size_t>(me_)]->block->op[slot_];
   const auto fp = op.fingerprint();
-  std::copy(fp.begin(), fp.end(), mine.fingerprint);
+  storeFingerprint(mine.fingerprint, fp);
   mine.seq.store(op.seq, std::memory_order_release);
   return fp;
 }

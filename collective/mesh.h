@@ -25,6 +25,16 @@
 
 namespace cohort::collective {
 
+/// Fingerprints in the shared slots, word by word with relaxed atomics: a
+/// peer's liveness check (crossedCall) may read one while it is rewritten.
+inline void storeFingerprint(std::uint64_t* dst, const std::array<std::uint64_t, 4>& fp) {
+  for (std::size_t k = 0; k < fp.size(); ++k) __atomic_store_n(&dst[k], fp[k], __ATOMIC_RELAXED);
+}
+inline std::array<std::uint64_t, 4> loadFingerprint(const std::uint64_t* src) {
+  return {__atomic_load_n(&src[0], __ATOMIC_RELAXED), __atomic_load_n(&src[1], __ATOMIC_RELAXED),
+          __atomic_load_n(&src[2], __ATOMIC_RELAXED), __atomic_load_n(&src[3], __ATOMIC_RELAXED)};
+}
+
 /// Owned by the communicator; used from its stream's worker thread only.
 class Mesh {
  public:

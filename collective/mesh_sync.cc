@@ -184,8 +184,7 @@ Status Mesh::eagerBroadcast(const OpDesc& op, Deadline deadline, const std::atom
   // overwrite the slot of a call that a slower rank still checks. A rank that
   // made another call finds that slot stale, and this call by ring slot.
   const auto fp = op.fingerprint();
-  std::copy(fp.begin(), fp.end(),
-            members_[static_cast<std::size_t>(me_)]->block->eagerFingerprint[i]);
+  storeFingerprint(members_[static_cast<std::size_t>(me_)]->block->eagerFingerprint[i], fp);
   if (me_ == op.root) {
     // Everyone arrived somewhere past the call that last wrote the slot: read.
     const std::uint64_t last = eagerBarrier_[i];
@@ -200,7 +199,7 @@ Status Mesh::eagerBroadcast(const OpDesc& op, Deadline deadline, const std::atom
     }));
     if (b > 0) std::memcpy(ring.data, op.output, b);
     ring.barrier = barriers_ + 1;
-    std::copy(fp.begin(), fp.end(), ring.fingerprint);
+    storeFingerprint(ring.fingerprint, fp);
   }
   owedTarget_ = arrive();  // publishes the slot (release)
   owedEager_ = true;
@@ -317,7 +316,7 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
   transport::shm::PostSlot& slot = members_[static_cast<std::size_t>(me_)]->block->post[i];
   if (op.input != nullptr) std::memcpy(slot.data, op.input, op.inputBytes(n_));
   const auto fp = op.fingerprint();
-  std::copy(fp.begin(), fp.end(), slot.fingerprint);
+  storeFingerprint(slot.fingerprint, fp);
   slot.call.store(c, std::memory_order_release);
   members_[0]->block->sharedWake.notifyIfSleeping();  // members waiting for this input
   posted_[i] = Posted{op, deadline, tag};
@@ -424,27 +423,29 @@ Status Mesh::checkPeers(const OpDesc& op, const char* phase, std::string* late,
 // this call's sequence number where the other kind of call leaves it.
 Status Mesh::crossedCall(const OpDesc& op, bool posted) const {
   const auto fp = op.fingerprint();
-  auto differs = [&](const std::uint64_t* theirs) {
-    return (theirs[0] >> 8) == op.seq && !std::equal(fp.begin(), fp.end(), theirs);
+  std::array<std::uint64_t, 4> found{};
+  bool differs = false;
+  auto look = [&](const std::uint64_t* slot) {
+    const auto theirs = loadFingerprint(slot);
+    if ((theirs[0] >> 8) == op.seq && theirs != fp) {
+      found = theirs;
+      differs = true;
+    }
   };
-  for (int j = 0; j < n_; ++j) {
+  for (int j = 0; j < n_ && !differs; ++j) {
     if (j == me_) continue;
     const ControlBlock* b = members_[static_cast<std::size_t>(j)]->block;
-    const std::uint64_t* found = nullptr;
     if (posted) {
-      for (const OpSlot& o : b->op) if (differs(o.fingerprint)) found = o.fingerprint;
-      for (const auto& e : b->eagerFingerprint) if (differs(e)) found = e;
+      for (const OpSlot& o : b->op) look(o.fingerprint);
+      for (const auto& e : b->eagerFingerprint) look(e);
     } else {
-      for (const auto& p : b->post) {
-        if (p.call.load(std::memory_order_acquire) != 0 && differs(p.fingerprint)) found = p.fingerprint;
-      }
+      for (const auto& p : b->post) look(p.fingerprint);
     }
-    if (found != nullptr) {
+    if (differs) {
       return makeError(ErrorCode::kMismatch,
                        "mismatched collective between rank {} and rank {}: {} (this rank: {})",
                        members_[static_cast<std::size_t>(me_)]->rank,
-                       members_[static_cast<std::size_t>(j)]->rank,
-                       fingerprintDiff(fp, {found[0], found[1], found[2], found[3]}),
+                       members_[static_cast<std::size_t>(j)]->rank, fingerprintDiff(fp, found),
                        op.describe());
     }
   }
