@@ -161,8 +161,9 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   std::uint64_t enqueued = 0, completed = 0;
   COHORT_RETURN_IF_ERROR(progressOf(stream, known, &enqueued, &completed));
   // Completions deferred on the caller's stream (postOp) are older than this
-  // call: they run first, unless this call is posted too (the mesh completes
-  // its calls in order) and reads nothing they write.
+  // call: they run first, unless they are all this communicator's and this
+  // call is posted too (the mesh completes its calls in order, and an earlier
+  // one whose output this call reads before posting).
   // (Nothing is deferred on a default stream: posting needs a stream.)
   std::size_t waiting = 0;
   if (known && stream != nullptr) {
@@ -174,8 +175,7 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   const bool inlined = runsInline(op, stream, known, enqueued, completed, &algo);
   const bool posts = inlined && stream != nullptr && algo == collective::Algo::kMesh &&
                      mesh_->posts(op);
-  if (waiting > 0 && !(posts && stream == deferredOn_ && waiting == deferredLeft_.load() &&
-                       !mesh_->pendingWrites(op.input, op.inputBytes(size)))) {
+  if (waiting > 0 && !(posts && stream == deferredOn_ && waiting == deferredLeft_.load())) {
     (void)runtime::streamCompleteDeferred(stream);  // a failure is asyncError()'s too
     const Status earlier = asyncError();
     if (!earlier.ok()) {

@@ -62,7 +62,9 @@ class Mesh {
   bool posts(const OpDesc& op) const;
   /// Posts `op` (this rank's input goes into its ring) without waiting for the
   /// others, unless the ring is full: then this rank's oldest call completes
-  /// and the others must have read the slot. *call numbers it for complete().
+  /// and the others must have read the slot (and unless its input is an
+  /// earlier call's output: that call completes first). *call numbers it for
+  /// complete().
   /// `tag` (non-zero): the hook concludes the call. `closer` (optional): set
   /// when the caller must make sure that complete(kAllPosted, ..., closer=true)
   /// runs later (no such completion is pending: none was asked for, or the
@@ -81,8 +83,6 @@ class Mesh {
   Status complete(std::uint64_t call, bool wait, const std::atomic<bool>& aborted,
                   bool closer = false);
   static constexpr std::uint64_t kAllPosted = ~std::uint64_t(0);  // complete(): every call
-  /// Whether a posted call not completed yet writes into [p, p + bytes).
-  bool pendingWrites(const void* p, std::size_t bytes) const;
   /// Whether run() takes a staged path (a few KiB: posted, or an eager
   /// broadcast; no mapping).
   bool staged(const OpDesc& op) const;

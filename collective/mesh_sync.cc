@@ -263,12 +263,6 @@ Status Mesh::pulledBroadcast(const OpDesc& op, Deadline deadline,
   return st;
 }
 
-bool Mesh::pendingWrites(const void* p, std::size_t bytes) const {
-  std::lock_guard<std::mutex> lock(postMu_);
-  const auto* lo = static_cast<const char*>(p);
-  return completedPosts_ < posts_ && lo < pendingHi_ && pendingLo_ < lo + bytes;
-}
-
 Status Mesh::failPosted(Status s) {
   // The others learn at their next wait for this rank; a failure caused by a
   // peer they find themselves (naming it, not this rank).
@@ -295,6 +289,13 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
   std::lock_guard<std::mutex> lock(postMu_);
   if (!postFailure_.ok()) return postFailure_;
   constexpr std::uint64_t kSlots = transport::shm::kPostSlots;
+  // An input that an earlier call not completed yet writes (calls chained in
+  // place): that call completes first.
+  const auto* in = static_cast<const char*>(op.input);
+  if (completedPosts_ < posts_ && in != nullptr && in < pendingHi_ &&
+      pendingLo_ < in + op.inputBytes(n_)) {
+    COHORT_RETURN_IF_ERROR(completeLocked(posts_, true, aborted));
+  }
   const std::uint64_t c = posts_ + 1;
   const std::size_t i = (c - 1) % kSlots;
   if (c > kSlots) {
