@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <thread>
 
 #include "common/trace.h"
 #include "common/config.h"
@@ -234,7 +235,20 @@ void Stream::fail(Status status) {
 }
 
 Status Stream::synchronize(Deadline deadline) {
-  (void)completeDeferred(true);  // an error fails the stream: reported below
+  // Deferred completions first (an error fails the stream: reported below);
+  // with a deadline, polled, so that it holds for them too.
+  if (deadline.isNever()) {
+    (void)completeDeferred(true);
+  } else {
+    while (completeDeferred(false).code() == ErrorCode::kNotReady) {
+      if (deadline.expired()) {
+        return makeError(ErrorCode::kTimeout,
+                         "synchronize of {} timed out with {} deferred completion(s) pending",
+                         name(), deferredCount());
+      }
+      std::this_thread::yield();
+    }
+  }
   const std::uint64_t target = enqueued_.load(std::memory_order_acquire);
   Status result;
   const bool done = doneWord_.waitUntil(

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -250,6 +251,24 @@ TEST_F(StreamTest, AQueryPollsDeferredCompletionsWithoutWaiting) {
   EXPECT_EQ(waits, (std::vector<bool>{false, false, false}));
   ASSERT_OK(streamSynchronize(stream_));
   EXPECT_EQ(waits.size(), 3u);  // completed: not run again
+}
+
+TEST_F(StreamTest, ASynchronizeWithATimeoutTimesOutOnADeferredCompletion) {
+  std::atomic<bool> ready{false};
+  bool deferred = false;
+  ASSERT_OK(streamDefer(stream_, [&](bool wait) {
+    if (wait) ready = true;  // made to wait: it may (the timeout is over)
+    return ready.load() ? Status::Ok() : Status(ErrorCode::kNotReady, "");
+  }, &deferred));
+  ASSERT_TRUE(deferred);
+  const auto start = std::chrono::steady_clock::now();
+  Status s = streamSynchronize(stream_, 50);
+  EXPECT_EQ(s.code(), ErrorCode::kTimeout) << s.toString();
+  EXPECT_NE(s.message().find("deferred"), std::string::npos) << s.toString();
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
+  EXPECT_FALSE(ready.load());
+  ASSERT_OK(streamSynchronize(stream_));
+  EXPECT_TRUE(ready.load());
 }
 
 TEST_F(StreamTest, WorkQueuedLaterRunsAfterTheDeferredCompletionsInOrder) {
