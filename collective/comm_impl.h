@@ -43,7 +43,8 @@ class Communicator::Impl {
   /// Posts `op` (the mesh's small collectives) inline and leaves its completion
   /// to the caller's stream (runtime::streamDefer): its output is written when
   /// a host thread synchronizes that stream, or a later call needs it.
-  Status postOp(const collective::OpDesc& op, runtime::Stream* stream);
+  /// `knownLive`: `stream` was found live under the current resource generation.
+  Status postOp(const collective::OpDesc& op, runtime::Stream* stream, bool knownLive);
   Status validate(const collective::OpDesc& op, runtime::Stream* stream) const;
   /// Whether `op` runs on the calling thread; *algo is then the algorithm.
   /// `repeat`: checked_ describes this call, so what depends on its arguments

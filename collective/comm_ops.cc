@@ -183,7 +183,7 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
                        collName(op.coll), earlier.message());
     }
   }
-  if (posts) return postOp(op, stream);
+  if (posts) return postOp(op, stream, known);
   if (inlined) {
     // Nothing is pending on either stream: the result is there when this
     // returns, with no thread hand-off (what a small call costs otherwise).

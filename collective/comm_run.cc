@@ -11,6 +11,7 @@
 #include "collective/datatype.h"
 #include "collective/executor.h"
 #include "collective/staging.h"
+#include "runtime/stream.h"
 #include "common/trace.h"
 #include "common/config.h"
 #include "common/error.h"
@@ -248,7 +249,7 @@ Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId, Algo
   return s;
 }
 
-Status Communicator::Impl::postOp(const OpDesc& op, runtime::Stream* stream) {
+Status Communicator::Impl::postOp(const OpDesc& op, runtime::Stream* stream, bool knownLive) {
   // Completions deferred on another stream first: one stream holds them all.
   if (deferredOn_ != stream && deferredLeft_.load() > 0) {
     COHORT_RETURN_IF_ERROR(completeDeferred());
@@ -270,14 +271,17 @@ Status Communicator::Impl::postOp(const OpDesc& op, runtime::Stream* stream) {
   bool deferred = false;
   deferredLeft_.store(1);
   deferredOn_ = stream;
-  s = runtime::streamDefer(
-      stream,
-      [this](bool wait) {
-        Status done = mesh_->complete(collective::Mesh::kAllPosted, wait, aborted_, true);
-        if (done.code() != ErrorCode::kNotReady) deferredLeft_.store(0);
-        return done;
-      },
-      &deferred);
+  runtime::HostCompletion finish = [this](bool wait) {
+    Status done = mesh_->complete(collective::Mesh::kAllPosted, wait, aborted_, true);
+    if (done.code() != ErrorCode::kNotReady) deferredLeft_.store(0);
+    return done;
+  };
+  // A live stream directly (as progressOf): the runtime's call looks it up under a lock.
+  if (knownLive) {
+    deferred = stream->defer(std::move(finish));
+  } else {
+    s = runtime::streamDefer(stream, std::move(finish), &deferred);
+  }
   if (s.ok() && deferred) return Status::Ok();
   deferredLeft_.store(0);
   Status done = mesh_->complete(collective::Mesh::kAllPosted, true, aborted_, true);

@@ -67,8 +67,9 @@ class Mesh {
   /// complete().
   /// `tag` (non-zero): the hook concludes the call. `closer` (optional): set
   /// when the caller must make sure that complete(kAllPosted, ..., closer=true)
-  /// runs later (no such completion is pending: none was asked for, or the
-  /// last one ran); until it does, later posts find it pending.
+  /// runs later (a call is not complete yet and no such completion is
+  /// pending: none was asked for, or the last one ran); until it does, later
+  /// posts find it pending.
   Status post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted,
               std::uint64_t* call, std::uint64_t tag = 0, bool* closer = nullptr);
   /// Called for each call posted with a tag when it completes or fails (on the

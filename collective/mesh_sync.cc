@@ -327,12 +327,14 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
   pendingHi_ = std::max(pendingHi_, out + op.outputBytes(n_));
   posts_ = c;
   *call = c;
-  if (closer != nullptr) {
-    *closer = !closerPending_;
-    closerPending_ = true;
-  }
   Status s = completeLocked(c, false, aborted);
-  return s.code() == ErrorCode::kNotReady ? Status::Ok() : s;
+  if (s.code() == ErrorCode::kNotReady) s = Status::Ok();
+  if (closer != nullptr) {
+    // Everything complete already (the others had posted): nothing to close.
+    *closer = s.ok() && completedPosts_ < posts_ && !closerPending_;
+    if (*closer) closerPending_ = true;
+  }
+  return s;
 }
 
 Status Mesh::complete(std::uint64_t call, bool wait, const std::atomic<bool>& aborted,
