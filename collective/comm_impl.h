@@ -79,8 +79,8 @@ class Communicator::Impl {
   /// only when the collective, algorithm or piece count changes).
   const std::string& noteChoice(const collective::OpDesc& op, collective::Algo algo,
                                 std::size_t pieceCount);
-  /// Completes the completions this communicator deferred on `stream` (or
-  /// every one deferred there); ok if none is left.
+  /// Runs the completions deferred on deferredOn_ (this communicator's and any
+  /// other's there) if this communicator's is pending; ok if none is.
   Status completeDeferred();
   /// The first failure: explained by the failed peer's note, noted for the
   /// others, and every connection ended (comm_failure.cc). Returns the error.
@@ -130,10 +130,10 @@ class Communicator::Impl {
   runtime::Stream* lastUserStream_ = nullptr;  // the caller's stream of the last op
   std::uint64_t lastUserEnqueued_ = 0;         // its task count right after that op
   std::uint64_t afterRecordedAt_ = 0;          // stream_'s task count right after after_'s record
-  // postOp(): the stream its completions wait on (one at a time) and how many
-  // of them have not run yet (each captures this communicator).
+  // postOp(): the stream that holds its completion (one for every call posted
+  // until it runs; it captures this communicator), and whether it has not run.
   runtime::Stream* deferredOn_ = nullptr;
-  std::atomic<std::size_t> deferredLeft_{0};
+  std::atomic<bool> deferredPending_{false};
   // The last fixed-size call that passed validate(), and what runsInline()
   // derived from its arguments alone. A repeat of it (same arguments and
   // stream, runtime::resourceGeneration() unchanged: no buffer or stream can

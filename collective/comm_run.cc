@@ -251,7 +251,7 @@ Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId, Algo
 
 Status Communicator::Impl::postOp(const OpDesc& op, runtime::Stream* stream, bool knownLive) {
   // Completions deferred on another stream first: one stream holds them all.
-  if (deferredOn_ != stream && deferredLeft_.load() > 0) {
+  if (deferredOn_ != stream && deferredPending_.load()) {
     COHORT_RETURN_IF_ERROR(completeDeferred());
   }
   const std::uint64_t historyId = history_->reserve();
@@ -269,11 +269,11 @@ Status Communicator::Impl::postOp(const OpDesc& op, runtime::Stream* stream, boo
   // on the stream completes every call posted before it runs.
   if (!closer) return Status::Ok();
   bool deferred = false;
-  deferredLeft_.store(1);
+  deferredPending_.store(true);
   deferredOn_ = stream;
   runtime::HostCompletion finish = [this](bool wait) {
     Status done = mesh_->complete(collective::Mesh::kAllPosted, wait, aborted_, true);
-    if (done.code() != ErrorCode::kNotReady) deferredLeft_.store(0);
+    if (done.code() != ErrorCode::kNotReady) deferredPending_.store(false);
     return done;
   };
   // A live stream directly (as progressOf): the runtime's call looks it up under a lock.
@@ -283,13 +283,13 @@ Status Communicator::Impl::postOp(const OpDesc& op, runtime::Stream* stream, boo
     s = runtime::streamDefer(stream, std::move(finish), &deferred);
   }
   if (s.ok() && deferred) return Status::Ok();
-  deferredLeft_.store(0);
+  deferredPending_.store(false);
   Status done = mesh_->complete(collective::Mesh::kAllPosted, true, aborted_, true);
   return s.ok() ? done : s;
 }
 
 Status Communicator::Impl::completeDeferred() {
-  if (deferredLeft_.load() == 0 || deferredOn_ == nullptr) return Status::Ok();
+  if (!deferredPending_.load() || deferredOn_ == nullptr) return Status::Ok();
   return runtime::streamCompleteDeferred(deferredOn_);
 }
 

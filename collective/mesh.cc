@@ -23,7 +23,8 @@ namespace {
 // The staged paths (posted calls, the eager broadcast) while a rank reads at
 // most this much from the peers' slots (half of it when it also reduces), on a
 // node with at most one rank per processor, and with more. (Measured when the
-// staged path was one barrier per call, before calls were posted.) Reading a peer's slot moves every line of
+// staged path was one barrier per call, before calls were posted.) Reading a
+// peer's slot moves every line of
 // it from the peer's cache, while the direct path's benchmark loop writes
 // lines it already owns and reads inputs that stay shared; with more ranks
 // than processors a barrier costs processor hand-offs, so staging pays longer.

@@ -370,7 +370,8 @@ Status Mesh::completeLocked(std::uint64_t call, bool wait, const std::atomic<boo
     }
     const auto fp = op.fingerprint();
     for (int j = 0; j < n_ && s.ok(); ++j) {
-      const std::uint64_t* theirs = members_[static_cast<std::size_t>(j)]->block->post[i].fingerprint;
+      const std::uint64_t* theirs =
+          members_[static_cast<std::size_t>(j)]->block->post[i].fingerprint;
       if (!std::equal(fp.begin(), fp.end(), theirs)) s = mismatch(j, fp, theirs, op, false);
     }
     if (!s.ok()) return failPosted(std::move(s));

@@ -99,7 +99,9 @@ Status streamCompleteDeferred(Stream* stream) {
 
 Status streamDeferredCount(Stream* stream, std::size_t* count) {
   return apiCall([&](DeviceManager& m) {
-    if (count == nullptr) return Status(ErrorCode::kInvalidArgument, "streamDeferredCount: null output");
+    if (count == nullptr) {
+      return Status(ErrorCode::kInvalidArgument, "streamDeferredCount: null output");
+    }
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
     *count = s->deferredCount();
