@@ -206,6 +206,10 @@ class Mesh {
   mutable std::mutex postMu_;
   std::uint64_t posts_ = 0;
   std::uint64_t completedPosts_ = 0;
+  // The fewest posts any member (this rank too) had completed when last looked
+  // at: a slot that old is free without reading the others' counters again
+  // (each read is a cache miss on a line its owner writes at every call).
+  std::uint64_t everyoneFinished_ = 0;
   std::array<Posted, transport::shm::kPostSlots> posted_;
   Status postFailure_;
 };

@@ -298,15 +298,18 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
   }
   const std::uint64_t c = posts_ + 1;
   const std::size_t i = (c - 1) % kSlots;
-  if (c > kSlots) {
+  if (c > kSlots && everyoneFinished_ < c - kSlots) {
     COHORT_RETURN_IF_ERROR(completeLocked(c - kSlots, true, aborted));
-    auto done = [&](int j) {
+    auto finished = [&](int j) {
       return members_[static_cast<std::size_t>(j)]->block->finished.load(
-                 std::memory_order_acquire) >= c - kSlots;
+          std::memory_order_acquire);
     };
+    auto done = [&](int j) { return finished(j) >= c - kSlots; };
     auto all = [&] {
-      for (int j = 0; j < n_; ++j) if (!done(j)) return false;
-      return true;
+      std::uint64_t fewest = ~std::uint64_t(0);
+      for (int j = 0; j < n_; ++j) fewest = std::min(fewest, finished(j));
+      everyoneFinished_ = fewest;
+      return fewest >= c - kSlots;
     };
     if (!all()) {
       Status s = waitFor(op, "a free post slot", deadline, aborted, all, /*posted=*/true,
