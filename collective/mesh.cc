@@ -379,6 +379,15 @@ bool Mesh::posts(const OpDesc& op) const {
   }
 }
 
+bool Mesh::ownBlockPosted(const OpDesc& op) const {
+  if (op.coll != Coll::kAllToAll && op.coll != Coll::kReduceScatter) return true;
+  // An output over the input (a reduce-scatter in place) would be read after
+  // it was written: the slot keeps the block.
+  const auto* in = static_cast<const char*>(op.input);
+  const auto* out = static_cast<const char*>(op.output);
+  return in < out + op.outputBytes(n_) && out < in + op.inputBytes(n_);
+}
+
 void Mesh::reducePosted(const OpDesc& op, std::uint64_t call) {
   const std::size_t e = dataTypeSize(op.type);
   const std::size_t b = op.count * e;
@@ -389,6 +398,8 @@ void Mesh::reducePosted(const OpDesc& op, std::uint64_t call) {
   for (std::size_t j = 0; j < staged.size(); ++j) {
     staged[j] = reinterpret_cast<const char*>(members_[j]->block->post[i].data);
   }
+  // Offsets in staged[me] are the input's (only its own block is read there).
+  if (!ownBlockPosted(op)) staged[me] = static_cast<const char*>(op.input);
   const auto& red = reductionFor(op.type, op.op);
   switch (op.coll) {
     case Coll::kAllReduce:

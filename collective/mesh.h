@@ -116,6 +116,10 @@ class Mesh {
   Status completeLocked(std::uint64_t call, bool wait, const std::atomic<bool>& aborted);
   /// Writes posted call `call`'s output from every member's slot.
   void reducePosted(const OpDesc& op, std::uint64_t call);
+  /// Whether a posted call's slot holds the block of this rank's input that only
+  /// this rank reads (alltoall, reduce-scatter); if not, completion reads it
+  /// from the input, which stream order keeps as it was (one copy less).
+  bool ownBlockPosted(const OpDesc& op) const;
   /// Waits for the barrier of the last call if that call did not (an eager or
   /// pulled broadcast), and checks that every member made the same call (the
   /// readers of an eager one checked it already).

@@ -318,7 +318,14 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
     }
   }
   transport::shm::PostSlot& slot = members_[static_cast<std::size_t>(me_)]->block->post[i];
-  if (op.input != nullptr) std::memcpy(slot.data, op.input, op.inputBytes(n_));
+  if (op.input != nullptr && ownBlockPosted(op)) {
+    std::memcpy(slot.data, op.input, op.inputBytes(n_));
+  } else if (op.input != nullptr) {
+    const std::size_t b = op.count * dataTypeSize(op.type);
+    const std::size_t before = static_cast<std::size_t>(me_) * b;
+    std::memcpy(slot.data, op.input, before);
+    std::memcpy(slot.data + before + b, in + before + b, op.inputBytes(n_) - before - b);
+  }
   const auto fp = op.fingerprint();
   storeFingerprint(slot.fingerprint, fp);
   slot.call.store(c, std::memory_order_release);

@@ -9,7 +9,7 @@
 //                     an idle one: those must run on the calling thread (they
 //                     add no task to the caller's stream) and be right
 //   mp_worker posted  small collectives left to complete at the stream's
-//                     synchronization (posted): runs of calls without one in
+//                     synchronization (posted): runs of calls (some in place) without one in
 //                     between, into separate outputs, chained in place, read by
 //                     a kernel on the stream, by another stream through an
 //                     event, as a large call's input, completed by polling the
@@ -247,13 +247,20 @@ int posted(std::unique_ptr<Communicator> comm) {
         std::memset(outs[k], 0xff, bytes);
       }
       const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin};
+      // Kinds 4 and 5 in place (NCCL's layout): reduce-scatter into the input's
+      // block of this rank, allgather from the output's block.
+      constexpr int kKinds = 6;
+      auto at = [&](void* p) { return static_cast<char*>(p) + r * count * e; };
       for (int k = 0; k < kRun; ++k) {
+        if (k % kKinds == 5) std::memcpy(at(outs[k]), ins[k], count * e);
         Status st;
-        switch (k % 4) {
+        switch (k % kKinds) {
           case 0: st = comm->allReduce(ins[k], outs[k], count, type, ops[k % 3], s); break;
           case 1: st = comm->allGather(ins[k], outs[k], count, type, s); break;
           case 2: st = comm->reduceScatter(ins[k], outs[k], count, type, ops[k % 3], s); break;
-          default: st = comm->allToAll(ins[k], outs[k], count, type, s); break;
+          case 3: st = comm->allToAll(ins[k], outs[k], count, type, s); break;
+          case 4: st = comm->reduceScatter(ins[k], at(ins[k]), count, type, ops[k % 3], s); break;
+          default: st = comm->allGather(at(outs[k]), outs[k], count, type, s); break;
         }
         if (!st.ok()) return fail(r, "posted call " + std::to_string(k), st);
       }
@@ -272,13 +279,20 @@ int posted(std::unique_ptr<Communicator> comm) {
           return v;
         };
         std::string bad;
-        switch (k % 4) {
+        auto gathered = [&](std::size_t i) {
+          return inputValue(ReduceOp::kSum, static_cast<int>(i / count), i % count + k);
+        };
+        auto exchanged = [&](std::size_t i) {
+          return inputValue(ReduceOp::kSum, static_cast<int>(i / count), r * count + i % count + k);
+        };
+        auto scattered = [&](std::size_t i) { return reduced(r * count + i + k); };
+        switch (k % kKinds) {
           case 0: bad = testing::compare(type, outs[k], count, [&](std::size_t i) { return reduced(i + k); }); break;
-          case 1: bad = testing::compare(type, outs[k], count * n, [&](std::size_t i) {
-                    return inputValue(ReduceOp::kSum, static_cast<int>(i / count), i % count + k); }); break;
-          case 2: bad = testing::compare(type, outs[k], count, [&](std::size_t i) { return reduced(r * count + i + k); }); break;
-          default: bad = testing::compare(type, outs[k], count * n, [&](std::size_t i) {
-                     return inputValue(ReduceOp::kSum, static_cast<int>(i / count), r * count + i % count + k); }); break;
+          case 1: bad = testing::compare(type, outs[k], count * n, gathered); break;
+          case 2: bad = testing::compare(type, outs[k], count, scattered); break;
+          case 3: bad = testing::compare(type, outs[k], count * n, exchanged); break;
+          case 4: bad = testing::compare(type, at(ins[k]), count, scattered); break;
+          default: bad = testing::compare(type, outs[k], count * n, gathered); break;
         }
         if (!bad.empty()) {
           return fail(r, std::string(dataTypeName(type)) + " x" + std::to_string(count) + " call " +
