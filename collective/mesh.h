@@ -197,6 +197,7 @@ class Mesh {
   // complete on any thread that synchronizes the caller's stream.
   struct Posted {
     OpDesc op;
+    std::array<std::uint64_t, 4> fingerprint{};  // op's
     Deadline deadline = Deadline::never();
     std::uint64_t tag = 0;  // 0: no hook
   };

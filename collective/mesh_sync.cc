@@ -330,7 +330,11 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
   storeFingerprint(slot.fingerprint, fp);
   slot.call.store(c, std::memory_order_release);
   members_[0]->block->sharedWake.notifyIfSleeping();  // members waiting for this input
-  posted_[i] = Posted{op, deadline, tag};
+  Posted& p = posted_[i];
+  p.op.assign(op);
+  p.fingerprint = fp;
+  p.deadline = deadline;
+  p.tag = tag;
   const auto* out = static_cast<const char*>(op.output);
   if (completedPosts_ == posts_) pendingLo_ = pendingHi_ = out;
   pendingLo_ = std::min(pendingLo_, out);
@@ -378,7 +382,7 @@ Status Mesh::completeLocked(std::uint64_t call, bool wait, const std::atomic<boo
       s = waitFor(op, "the members' posted inputs", posted_[i].deadline, aborted, all,
                   /*posted=*/true, [&](int j) { return !posted(j); });
     }
-    const auto fp = op.fingerprint();
+    const auto& fp = posted_[i].fingerprint;
     for (int j = 0; j < n_ && s.ok(); ++j) {
       const std::uint64_t* theirs =
           members_[static_cast<std::size_t>(j)]->block->post[i].fingerprint;

@@ -21,6 +21,26 @@ std::array<std::uint64_t, 4> OpDesc::fingerprint() const {
           static_cast<std::uint64_t>(static_cast<std::int64_t>(root))};
 }
 
+void OpDesc::assign(const OpDesc& from) {
+  static_assert(sizeof(void*) != 8 || sizeof(OpDesc) == 176,
+                "OpDesc changed: copy its new fields below too");
+  const bool plain = from.counts.empty() && from.displs.empty() && from.counts2.empty() &&
+                     from.displs2.empty() && from.items.empty() && counts.empty() &&
+                     displs.empty() && counts2.empty() && displs2.empty() && items.empty();
+  if (!plain) {
+    *this = from;
+    return;
+  }
+  coll = from.coll;
+  input = from.input;
+  output = from.output;
+  count = from.count;
+  type = from.type;
+  op = from.op;
+  root = from.root;
+  seq = from.seq;
+}
+
 std::size_t OpDesc::inputBytes(int n) const {
   const std::size_t b = count * dataTypeSize(type);
   switch (coll) {

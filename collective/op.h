@@ -32,6 +32,9 @@ struct OpDesc {
   std::uint64_t seq = 0;
 
   bool inPlace() const { return input == output; }
+  /// *this = from, without touching the vectors when neither has any (a small
+  /// call's bookkeeping copies its description a few times).
+  void assign(const OpDesc& from);
   /// Bytes of this rank's input / output on `n` ranks (fixed-size collectives).
   std::size_t inputBytes(int n) const;
   std::size_t outputBytes(int n) const;

@@ -215,29 +215,6 @@ std::size_t OpHistory::homeOf(std::uint64_t id) const {
   return (capacity_ & (capacity_ - 1)) == 0 ? (id - 1) & (capacity_ - 1) : (id - 1) % capacity_;
 }
 
-// `to` = `from` without touching the vectors when both have none (a call's
-// bookkeeping should not cost five vector assignments).
-static void copyOp(const OpDesc& from, OpDesc* to) {
-  static_assert(sizeof(void*) != 8 || sizeof(OpDesc) == 176,
-                "OpDesc changed: copy its new fields below too");
-  const bool plain = from.counts.empty() && from.displs.empty() && from.counts2.empty() &&
-                     from.displs2.empty() && from.items.empty() && to->counts.empty() &&
-                     to->displs.empty() && to->counts2.empty() && to->displs2.empty() &&
-                     to->items.empty();
-  if (!plain) {
-    *to = from;
-    return;
-  }
-  to->coll = from.coll;
-  to->input = from.input;
-  to->output = from.output;
-  to->count = from.count;
-  to->type = from.type;
-  to->op = from.op;
-  to->root = from.root;
-  to->seq = from.seq;
-}
-
 // A fresh record for `id`: a new slot while there is room, else the victim the
 // class comment describes (storage of the victim is reused).
 std::size_t OpHistory::slotFor(std::uint64_t id, const OpDesc& op, OpRecord::Time now) {
@@ -259,7 +236,7 @@ std::size_t OpHistory::slotFor(std::uint64_t id, const OpDesc& op, OpRecord::Tim
   OpRecord& r = records_[victim];
   r.id = id;
   newest_ = std::max(newest_, id);
-  copyOp(op, &r.op);
+  r.op.assign(op);
   r.algorithm.clear();
   r.queued = now;
   r.started = r.ended = OpRecord::Time{};

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <utility>
 
 #include "cohort/status.h"
 
@@ -19,9 +20,16 @@ Status makeError(ErrorCode code, fmt::format_string<Args...> format, Args&&... a
 /// Builds a kSystemError Status from errno: "<what>: <strerror> (errno N)".
 Status systemError(int err, const std::string& what);
 
+namespace detail {
+Status recordFailure(Status status);
+}  // namespace detail
+
 /// Stores a failing status as this thread's last error; returns it unchanged.
-/// Every public entry point passes its result through this.
-Status recordError(Status status);
+/// Every public entry point passes its result through this (inline: a call
+/// that succeeds costs a test).
+inline Status recordError(Status status) {
+  return status.ok() ? status : detail::recordFailure(std::move(status));
+}
 
 namespace detail {
 [[noreturn]] void checkFailed(const char* file, int line, const std::string& what);

@@ -55,10 +55,12 @@ Status takeLastError() {
   return s;
 }
 
-Status recordError(Status status) {
-  if (!status.ok()) tLastError = status;
+namespace detail {
+Status recordFailure(Status status) {
+  tLastError = status;
   return status;
 }
+}  // namespace detail
 
 Status systemError(int err, const std::string& what) {
   return makeError(ErrorCode::kSystemError, "{}: {} (errno {})", what, std::strerror(err), err);
