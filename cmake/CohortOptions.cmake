@@ -33,6 +33,11 @@ function(cohort_add_library folder)
   # Private headers are included as "folder/file.h" from the source root.
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(${target} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  # A library's calls to its own functions go straight to them, not through the
+  # PLT, and the compiler may inline them: nobody interposes Cohort's symbols
+  # (Debian and Ubuntu build many libraries so).
+  target_compile_options(${target} PRIVATE -fno-semantic-interposition)
+  target_link_options(${target} PRIVATE LINKER:-Bsymbolic-functions)
   set_target_properties(${target} PROPERTIES
     VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
     EXPORT_NAME ${folder})
