@@ -218,7 +218,10 @@ TEST(RankTableJobTest, RanksStartedFromATableFindEachOther) {
         {"device_id": "1", "device_ip": "192.168.100.2", "rank_id": "1"},
         {"device_id": "2", "device_ip": "192.168.100.3", "rank_id": "2"}]}]})";
   }
-  auto ranks = start(3, "table", "auto", 40000 + (getpid() % 500) * 40, table);
+  // The table's ports follow from one base (a range, not one free port): below
+  // the ephemeral range (32768-60999 here), where no other test's socket can
+  // hold one (it once took 30 s to fail, a rank connecting elsewhere).
+  auto ranks = start(3, "table", "auto", 20000 + (getpid() % 200) * 40, table);
   for (int r = 0; r < 3; ++r) {
     const int code = waitRank(ranks[r].pid, std::chrono::seconds(120));
     const std::string log = slurp(ranks[r].log);
