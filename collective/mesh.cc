@@ -399,7 +399,7 @@ void Mesh::reducePosted(const OpDesc& op, std::uint64_t call) {
     staged[j] = reinterpret_cast<const char*>(members_[j]->block->post[i].data);
   }
   // Offsets in staged[me] are the input's (only its own block is read there).
-  if (op.input != nullptr && !ownBlockPosted(op)) staged[me] = static_cast<const char*>(op.input);
+  if (!posted_[i].ownBlockPosted) staged[me] = static_cast<const char*>(op.input);
   const auto& red = reductionFor(op.type, op.op);
   switch (op.coll) {
     case Coll::kAllReduce:

@@ -198,6 +198,7 @@ class Mesh {
   struct Posted {
     OpDesc op;
     std::array<std::uint64_t, 4> fingerprint{};  // op's
+    bool ownBlockPosted = true;                  // ownBlockPosted(op), or no input
     Deadline deadline = Deadline::never();
     std::uint64_t tag = 0;  // 0: no hook
   };

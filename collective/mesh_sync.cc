@@ -318,13 +318,14 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
     }
   }
   transport::shm::PostSlot& slot = members_[static_cast<std::size_t>(me_)]->block->post[i];
-  if (op.input != nullptr && ownBlockPosted(op)) {
-    std::memcpy(slot.data, op.input, op.inputBytes(n_));
-  } else if (op.input != nullptr) {
-    const std::size_t b = op.count * dataTypeSize(op.type);
-    const std::size_t before = static_cast<std::size_t>(me_) * b;
-    std::memcpy(slot.data, op.input, before);
-    std::memcpy(slot.data + before + b, in + before + b, op.inputBytes(n_) - before - b);
+  const bool ownPosted = op.input == nullptr || ownBlockPosted(op);
+  if (op.input != nullptr) {
+    // Everything, or everything but this rank's own block [skip, skip + b).
+    const std::size_t all = op.inputBytes(n_);
+    const std::size_t b = ownPosted ? 0 : op.count * dataTypeSize(op.type);
+    const std::size_t skip = ownPosted ? all : static_cast<std::size_t>(me_) * b;
+    std::memcpy(slot.data, in, skip);
+    std::memcpy(slot.data + skip + b, in + skip + b, all - skip - b);
   }
   const auto fp = op.fingerprint();
   storeFingerprint(slot.fingerprint, fp);
@@ -333,6 +334,7 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
   Posted& p = posted_[i];
   p.op.assign(op);
   p.fingerprint = fp;
+  p.ownBlockPosted = ownPosted;
   p.deadline = deadline;
   p.tag = tag;
   const auto* out = static_cast<const char*>(op.output);
