@@ -175,7 +175,8 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   const bool inlined = runsInline(op, stream, known, enqueued, completed, &algo);
   const bool posts = inlined && stream != nullptr && algo == collective::Algo::kMesh &&
                      mesh_->posts(op);
-  if (waiting > 0 && !(posts && stream == deferredOn_ && waiting == (deferredPending_.load() ? 1u : 0u))) {
+  const std::size_t ours = deferredPending_.load() ? 1 : 0;  // our completion on deferredOn_
+  if (waiting > 0 && !(posts && stream == deferredOn_ && waiting == ours)) {
     (void)runtime::streamCompleteDeferred(stream);  // a failure is asyncError()'s too
     const Status earlier = asyncError();
     if (!earlier.ok()) {
