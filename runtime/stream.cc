@@ -234,19 +234,32 @@ void Stream::fail(Status status) {
   }
 }
 
+// How long a synchronize with a deadline sleeps between looks at its deferred
+// completions, once past the wait policy's yield stage.
+constexpr std::chrono::microseconds kDeferredPollSleep{200};
+
 Status Stream::synchronize(Deadline deadline) {
   // Deferred completions first (an error fails the stream: reported below);
-  // with a deadline, polled, so that it holds for them too.
+  // with a deadline, polled, so that it holds for them too: yielding for the
+  // wait policy's spin and yield stages, then sleeping in short slices (a
+  // completion waits for other processes, which give no wake-up to sleep on).
   if (deadline.isNever()) {
     (void)completeDeferred(true);
   } else {
+    static thread_local const WaitPolicy policy = WaitPolicy::fromConfig();
+    const auto start = Clock::now();
     while (completeDeferred(false).code() == ErrorCode::kNotReady) {
-      if (deadline.expired()) {
+      const auto now = Clock::now();
+      if (now >= deadline.at()) {
         return makeError(ErrorCode::kTimeout,
                          "synchronize of {} timed out with {} deferred completion(s) pending",
                          name(), deferredCount());
       }
-      std::this_thread::yield();
+      if (std::chrono::nanoseconds(now - start).count() < policy.spinNs + policy.yieldNs) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_until(std::min(deadline.at(), now + kDeferredPollSleep));
+      }
     }
   }
   const std::uint64_t target = enqueued_.load(std::memory_order_acquire);
