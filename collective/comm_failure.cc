@@ -4,7 +4,9 @@
 // rank (1) explains a peer's disappearance with the note that peer left in the
 // store, (2) leaves its own note there, and (3) ends every connection, so that
 // peers stop waiting at once and, through the notes, name the rank that started
-// it all (a chain of notes, one per hop).
+// it all (a chain of notes, one per hop). A tcp connection also carries the
+// cause itself when it is between messages: the store lives in one rank's
+// process, and the notes go with it when that rank fails and exits.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -96,8 +98,12 @@ Status Communicator::Impl::spreadFailure(Status s, Deadline opDeadline) {
   // rank whose neighbour timed out reports the timeout and the late rank).
   const int peer = namedPeer(s.message(), rank);
   // (A timeout is not explained: the rank it waited for is late, not failed, and
-  // looking for its note would only eat the time left to leave ours.)
-  if (peer >= 0 && peer < size &&
+  // looking for its note would only eat the time left to leave ours. Nor is a
+  // failure the peer reported over the connection itself: its report is the
+  // note's text.)
+  const bool reported =
+      peer >= 0 && s.message().find(fmt::format("rank {} reported: ", peer)) != std::string::npos;
+  if (peer >= 0 && peer < size && !reported &&
       (s.code() == ErrorCode::kRemoteError || s.code() == ErrorCode::kConnectionError)) {
     transport::Bytes note;
     Status cause;

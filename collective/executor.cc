@@ -318,9 +318,12 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
     } else if (!check.conns.empty()) {
       trace::Span span("algorithm", "fingerprint check");
       const auto label = [&] { return op.describe() + " (argument check)"; };
-      COHORT_RETURN_IF_ERROR(
-          transport::waitIdle(check.conns.data(), check.conns.size(), deadline, label, control));
+      // A fingerprint that arrived and differs explains a failure better than the
+      // transport's error (the peer saw the difference first and ended the link).
+      const Status waited =
+          transport::waitIdle(check.conns.data(), check.conns.size(), deadline, label, control);
       COHORT_RETURN_IF_ERROR(compareCheck(check, rank, op));
+      COHORT_RETURN_IF_ERROR(waited);
     }
   }
   std::vector<transport::Connection*>& active = tActive;

@@ -261,6 +261,45 @@ TEST(TcpConnection, IdleReceiverNoticesAClosedPeer) {
                "step 3: rank 1: connection to rank 0");
 }
 
+// An aborted connection tells the peer why (the store with the failure note may
+// be gone with the aborting rank): a timeout stays a timeout, any other cause
+// is a remote error to the peer.
+TEST(TcpConnection, AbortTellsThePeerWhy) {
+  for (const ErrorCode code : {ErrorCode::kTimeout, ErrorCode::kOutOfMemory}) {
+    TcpPair pair;
+    ASSERT_OK(connectPair(&pair));
+    std::uint64_t word = 0;
+    ASSERT_OK(pair.b().postRecv(&word, sizeof(word)));
+    pair.a().abort(Status(code, "rank 0: allreduce #3: rank 2 died"));
+    EXPECT_EQ(pair.a().progress().code(), code);
+    const Status s = drain(pair.b(), 5000);
+    EXPECT_EQ(s.code(), code == ErrorCode::kTimeout ? code : ErrorCode::kRemoteError)
+        << s.toString();
+    EXPECT_NE(s.message().find("rank 1: connection to rank 0 ("), std::string::npos)
+        << s.toString();
+    EXPECT_NE(s.message().find("rank 0 reported: rank 0: allreduce #3: rank 2 died"),
+              std::string::npos)
+        << s.toString();
+  }
+}
+
+// Mid-message, no frame can be sent: the peer sees the stream end.
+TEST(TcpConnection, AbortMidMessageEndsThePeersReceive) {
+  TcpPair pair;
+  ASSERT_OK(connectPair(&pair));
+  constexpr std::size_t kBytes = 64 << 20;
+  std::vector<std::uint8_t> out(kBytes, 3), in(kBytes);
+  ASSERT_OK(pair.b().postRecv(in.data(), kBytes));
+  ASSERT_OK(pair.a().postSend(out.data(), kBytes));
+  for (int i = 0; i < 20; ++i) ASSERT_OK(pair.a().progress());
+  ASSERT_EQ(pair.a().sendsCompleted(), 0u);
+  pair.a().abort(Status(ErrorCode::kTimeout, "late"));
+  const Status s = drain(pair.b(), 10000);
+  EXPECT_EQ(s.code(), ErrorCode::kRemoteError) << s.toString();
+  EXPECT_NE(s.message().find("closed by the peer"), std::string::npos) << s.toString();
+  EXPECT_EQ(s.message().find("reported"), std::string::npos) << s.toString();
+}
+
 TEST(TcpConnection, DescribeNamesThePeerListener) {
   TcpPair pair;
   ASSERT_OK(connectPair(&pair));

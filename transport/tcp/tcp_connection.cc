@@ -231,23 +231,36 @@ Status TcpConnection::fail(Status s, const std::string& peerText) {
   if (!error_.ok()) return error_;
   error_ = std::move(s);
   COHORT_LOG(kInfo, "transport", "{}", error_.toString());
-  if (!peerText.empty() && streams_[0]->atSendFrameBoundary()) {
-    const std::string text = peerText.substr(0, FrameHeader::kMaxErrorText);
-    std::vector<std::uint8_t> frame(kHeaderBytes + text.size());
-    FrameHeader{FrameType::kError, static_cast<std::uint16_t>(error_.code()), 0, text.size()}
-        .encode(frame.data());
-    std::copy(text.begin(), text.end(), frame.begin() + kHeaderBytes);
-    streams_[0]->writeUrgent(frame.data(), frame.size(), std::chrono::milliseconds(200));
-  }
+  if (!peerText.empty()) tellPeer(error_.code(), peerText, std::chrono::milliseconds(200));
   for (auto& stream : streams_) stream->shutdownWrite();
   return error_;
 }
 
-// The peer sees end-of-stream at once; it learns why from the failure note the
-// communicator leaves in the store before calling this.
+// An error frame, when socket 0 is between frames (mid-frame, the peer sees the
+// stream end and nothing else). The text is cut to what a frame carries.
+void TcpConnection::tellPeer(ErrorCode code, const std::string& text,
+                             std::chrono::milliseconds patience) {
+  if (!streams_[0]->atSendFrameBoundary()) return;
+  const std::string cut = text.substr(0, FrameHeader::kMaxErrorText);
+  std::vector<std::uint8_t> frame(kHeaderBytes + cut.size());
+  FrameHeader{FrameType::kError, static_cast<std::uint16_t>(code), 0, cut.size()}.encode(
+      frame.data());
+  std::copy(cut.begin(), cut.end(), frame.begin() + kHeaderBytes);
+  streams_[0]->writeUrgent(frame.data(), frame.size(), patience);
+}
+
+// The peer sees end-of-stream at once, and why in an error frame when one can
+// be sent: the failure note the communicator leaves in the store before calling
+// this is lost when the store's host is the rank that failed and it exits. A
+// timeout there is one here too (the peer waited for the same late rank); any
+// other cause is a remote error to the peer. A peer that does not read (it is
+// stopped) gets 50 ms: the communicator aborts every connection within the
+// margin its operation's deadline leaves.
 void TcpConnection::abort(const Status& why) {
   if (!error_.ok()) return;
   error_ = why;
+  tellPeer(why.code() == ErrorCode::kTimeout ? ErrorCode::kTimeout : ErrorCode::kRemoteError,
+           why.message(), std::chrono::milliseconds(50));
   for (auto& stream : streams_) stream->shutdownWrite();
 }
 

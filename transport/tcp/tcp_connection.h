@@ -5,6 +5,7 @@
 // the peer). Everything moves in progress() on the caller's thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -73,6 +74,7 @@ class TcpConnection : public Connection {
   Status match(const FrameHeader& header);
   /// Makes `s` this connection's sticky error; with `peerText`, tells the peer.
   Status fail(Status s, const std::string& peerText = "");
+  void tellPeer(ErrorCode code, const std::string& text, std::chrono::milliseconds patience);
   void retire();
   void updateInterest();
 
