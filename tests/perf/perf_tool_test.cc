@@ -143,14 +143,20 @@ TEST(PerfTool, StreamOverheadReportsBothPaths) {
   const JobResult job = runPerf(2, {"allreduce", "-b", "1K", "-e", "1K", "--stream-overhead"});
   ASSERT_EQ(job.exitCode(), 0) << job.allErrors();
   const ParsedOutput out = parsePerfOutput(job.out[0]);
-  ASSERT_EQ(out.trailer.size(), 5u) << job.out[0];
+  ASSERT_EQ(out.trailer.size(), 7u) << job.out[0];
   EXPECT_EQ(out.trailer[0].rfind("# Stream overhead: 8-byte allreduce", 0), 0u);
   std::smatch m;
   static const std::regex kValue(R"(^#   .* : +(\d+\.\d\d)( us/call)?$)");
-  for (int i = 1; i <= 3; ++i) {
+  double v[6] = {};
+  for (int i = 1; i <= 5; ++i) {
     ASSERT_TRUE(std::regex_match(out.trailer[i], m, kValue)) << out.trailer[i];
-    EXPECT_GT(std::stod(m[1]), 0.0) << out.trailer[i];
+    v[i] = std::stod(m[1]);
+    EXPECT_GT(v[i], 0.0) << out.trailer[i];
   }
+  EXPECT_NE(out.trailer[3].find("no stream, blocking call"), std::string::npos);
+  // The ratios are the printed times' (to the rounding of two decimals).
+  EXPECT_NEAR(v[4], v[2] / v[1], 0.02 + 0.01 * v[4]) << job.out[0];
+  EXPECT_NEAR(v[5], v[2] / v[3], 0.02 + 0.01 * v[5]) << job.out[0];
 }
 
 // --trace: every rank writes a Chrome trace whose spans nest as they ran (the

@@ -91,7 +91,8 @@ Status writeJson(const std::string& path, const PerfOptions& options, const RunI
   if (overhead) {
     doc["stream_overhead"] = {{"calls", overhead->calls},
                               {"pipelined_us", overhead->pipelinedUs},
-                              {"synchronized_us", overhead->synchronizedUs}};
+                              {"synchronized_us", overhead->synchronizedUs},
+                              {"blocking_us", overhead->blockingUs}};
   }
   std::ofstream out(path);
   out << doc.dump(2) << "\n";
