@@ -74,6 +74,8 @@ class TcpConnection : public Connection {
   Status match(const FrameHeader& header);
   /// Makes `s` this connection's sticky error; with `peerText`, tells the peer.
   Status fail(Status s, const std::string& peerText = "");
+  /// Sends the peer an error frame with `text` if socket 0 is between frames,
+  /// waiting at most `patience` for room in the socket.
   void tellPeer(ErrorCode code, const std::string& text, std::chrono::milliseconds patience);
   void retire();
   void updateInterest();
