@@ -451,10 +451,17 @@ Status Mesh::run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& a
 // 8 ranks on 2 processors, time in us, direct -> pulled, medians of 4
 // interleaved runs: 32 KiB 25.2 -> 18.5, 64 KiB 27.7 -> 23.0, 128 KiB 36.5 ->
 // 28.2, 256 KiB 51.9 -> 48.0, 1 MiB 217 -> 171, 2 MiB 524 -> 476, 4 MiB
-// (streaming) 781 -> 2087. With 4 ranks it was even (32 KiB 10.2 -> 8.9, 1 MiB
-// 55.5 -> 59.4).
+// (streaming) 781 -> 2087. With up to two ranks per processor it pays up to
+// 128 KiB: 4 ranks, 4 interleaved runs of 400 calls, direct -> pulled: 64 KiB
+// 14.4-17.0 -> 12.6-13.9, 128 KiB 18.1-21.1 -> 16.8-18.6; 256 KiB even
+// (27.7-41.3 -> 28.4-37.6); 512 KiB 39.4-53.1 -> 45.4-58.5, 1 MiB 73.6-76.6
+// -> 75.3-80.9. Medians of 6 runs of 1000 calls: 32 KiB 11.4 -> 9.9, 64 KiB
+// 13.0 -> 11.5, 128 KiB 16.7 -> 16.3.
+constexpr std::size_t kPulledCrowdedMax = 128 << 10;
+
 bool Mesh::pulls(const OpDesc& op) const {
-  return op.coll == Coll::kBroadcast && n_ > 2 * processors() && !streams(op);
+  if (op.coll != Coll::kBroadcast || !crowded_ || streams(op)) return false;
+  return n_ > 2 * processors() || op.count * dataTypeSize(op.type) <= kPulledCrowdedMax;
 }
 
 bool Mesh::staged(const OpDesc& op) const {
