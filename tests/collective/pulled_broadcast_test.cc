@@ -1,6 +1,7 @@
 // The mesh broadcast with more than two ranks per processor (COHORT_PROCESSORS=2
-// in CMakeLists.txt, 5 ranks): every rank copies the root's buffer itself and
-// only the root waits for everyone. Every element of every rank is checked, and
+// in CMakeLists.txt, 5 ranks), and up to 128 KiB with more ranks than processors
+// (3 ranks): every rank copies the root's buffer itself and only the root waits
+// for everyone. Every element of every rank is checked, and
 // the failures reach the ranks concerned. Ranks as threads.
 #include <gtest/gtest.h>
 
@@ -39,9 +40,10 @@ struct Buffer {
   void* dev_ = nullptr;
 };
 
-TEST(PulledBroadcastTest, EveryRootEveryTypeDeviceAndHostBuffers) {
-  expectPulledPath();
-  RankPool& pool = RankPool::shared(kRanks);
+// Every root of `ranks` broadcasts every size and type, from device and host
+// buffers; every element of every rank is checked.
+void everyRootEveryType(int ranks) {
+  RankPool& pool = RankPool::shared(ranks);
   ASSERT_OK(pool.initStatus());
   struct Size {
     DataType type;
@@ -56,7 +58,7 @@ TEST(PulledBroadcastTest, EveryRootEveryTypeDeviceAndHostBuffers) {
               int calls = 0;
               for (const Size& z : sizes) {
                 const std::size_t e = dataTypeSize(z.type);
-                for (int root = 0; root < kRanks; ++root) {
+                for (int root = 0; root < ranks; ++root) {
                   const bool host = (root + r + calls) % 3 == 0;
                   Buffer buf(z.count * e, host);
                   if (buf.data() == nullptr) return "deviceMalloc";
@@ -80,6 +82,18 @@ TEST(PulledBroadcastTest, EveryRootEveryTypeDeviceAndHostBuffers) {
               return failure;
             })),
             "");
+}
+
+TEST(PulledBroadcastTest, EveryRootEveryTypeDeviceAndHostBuffers) {
+  expectPulledPath();
+  everyRootEveryType(kRanks);
+}
+
+// With up to two ranks per processor only a broadcast of up to 128 KiB is
+// pulled: the two smaller sizes take that path, the two larger the direct one.
+TEST(PulledBroadcastTest, ThreeRanksPullUpTo128KiB) {
+  ASSERT_GT(3, processors()) << "COHORT_PROCESSORS not set";
+  everyRootEveryType(3);
 }
 
 // A rank whose count differs fails at once (it compares with the root); the
