@@ -62,7 +62,8 @@ void addOptions(CLI::App& app, PerfOptions* o, RawArgs* raw) {
                  "Write each rank's timeline (Chrome trace) into this folder (COHORT_TRACE); "
                  "cohort-trace merge DIR joins them");
   app.add_flag("--stream-overhead", o->streamOverhead,
-               "Also time an 8-byte allreduce pipelined vs synchronized after every call");
+               "Also time an 8-byte allreduce: pipelined, synchronized after every call, and "
+               "without a stream (a blocking call)");
   app.add_flag("--inject-error", o->injectError, "Corrupt one checked element (tests)")->group("");
 }
 
