@@ -9,6 +9,7 @@
 #include "collective/datatype.h"
 #include "collective/op_history.h"
 #include "collective/schedule.h"
+#include "common/config.h"
 #include "common/trace.h"
 #include "common/error.h"
 
@@ -134,8 +135,9 @@ static void streamCopy(char* dst, const char* src, std::size_t bytes) {
   std::memcpy(dst + body, src + body, bytes - body);
 }
 
-// The last-level cache (sysfs; 32 MiB when it does not say).
+// The last-level cache: COHORT_CACHE_BYTES, or sysfs (32 MiB when it does not say).
 static std::size_t lastLevelCacheBytes() {
+  if (Config::global().cacheBytes > 0) return Config::global().cacheBytes;
   std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index3/size");
   std::size_t value = 0;
   char unit = 0;

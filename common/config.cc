@@ -136,6 +136,7 @@ const std::vector<Var>& vars() {
              &Config::waitYieldUs),
       intVar("COHORT_PROCESSORS", "an integer in [0, 65536] (0 = the online processors)", 0,
              65536, &Config::processors),
+      bytesVar("COHORT_CACHE_BYTES", 0, &Config::cacheBytes),
       intVar("COHORT_CONNECT_TIMEOUT", "seconds, an integer in [1, 86400]", 1, 86400,
              &Config::connectTimeoutS),
       intVar("COHORT_EXEC_TIMEOUT", "seconds, an integer in [0, 2147483] (0 = never)", 0,

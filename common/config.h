@@ -30,6 +30,8 @@ struct Config {
   int waitSpinUs = 2;
   int waitYieldUs = 5000;
   int processors = 0;  ///< processors the ranks of a node share; 0 = the online ones
+  /// The last-level cache the direct collectives size their stores by; 0 = sysfs.
+  std::uint64_t cacheBytes = 0;
   // Timeouts (seconds).
   int connectTimeoutS = 120;
   int execTimeoutS = 1800;  ///< 0 = never
