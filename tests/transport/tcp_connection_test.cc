@@ -215,15 +215,25 @@ TEST(TcpConnection, MismatchNoticedBeforeTheReceiveIsPosted) {
   EXPECT_ERROR(drain(pair.b()), kMismatch, "64 bytes, but rank 1 posted a receive of 32 bytes");
 }
 
+// Rank 0 sends rank 1 a message far larger than the socket buffers and
+// leaves part of it on the wire.
+struct MidTransfer {
+  static constexpr std::size_t kBytes = 64 << 20;
+  std::vector<std::uint8_t> out = std::vector<std::uint8_t>(kBytes, 3);
+  std::vector<std::uint8_t> in = std::vector<std::uint8_t>(kBytes);
+  void start(TcpPair* pair) {
+    ASSERT_OK(connectPair(pair));
+    ASSERT_OK(pair->b().postRecv(in.data(), kBytes));
+    ASSERT_OK(pair->a().postSend(out.data(), kBytes));
+    for (int i = 0; i < 20; ++i) ASSERT_OK(pair->a().progress());
+    ASSERT_EQ(pair->a().sendsCompleted(), 0u);
+  }
+};
+
 TEST(TcpConnection, PeerClosingMidTransferFailsTheReceiver) {
   TcpPair pair;
-  ASSERT_OK(connectPair(&pair));
-  constexpr std::size_t kBytes = 64 << 20;
-  std::vector<std::uint8_t> out(kBytes, 3), in(kBytes);
-  ASSERT_OK(pair.b().postRecv(in.data(), kBytes));
-  ASSERT_OK(pair.a().postSend(out.data(), kBytes));
-  for (int i = 0; i < 20; ++i) ASSERT_OK(pair.a().progress());  // part of it is on the wire
-  ASSERT_EQ(pair.a().sendsCompleted(), 0u);
+  MidTransfer transfer;
+  ASSERT_NO_FATAL_FAILURE(transfer.start(&pair));
   pair.ranks[0].conns[1].reset();  // rank 0 goes away
   const auto t0 = Clock::now();
   const Status s = drain(pair.b(), 10000);
@@ -286,13 +296,8 @@ TEST(TcpConnection, AbortTellsThePeerWhy) {
 // Mid-message, no frame can be sent: the peer sees the stream end.
 TEST(TcpConnection, AbortMidMessageEndsThePeersReceive) {
   TcpPair pair;
-  ASSERT_OK(connectPair(&pair));
-  constexpr std::size_t kBytes = 64 << 20;
-  std::vector<std::uint8_t> out(kBytes, 3), in(kBytes);
-  ASSERT_OK(pair.b().postRecv(in.data(), kBytes));
-  ASSERT_OK(pair.a().postSend(out.data(), kBytes));
-  for (int i = 0; i < 20; ++i) ASSERT_OK(pair.a().progress());
-  ASSERT_EQ(pair.a().sendsCompleted(), 0u);
+  MidTransfer transfer;
+  ASSERT_NO_FATAL_FAILURE(transfer.start(&pair));
   pair.a().abort(Status(ErrorCode::kTimeout, "late"));
   const Status s = drain(pair.b(), 10000);
   EXPECT_EQ(s.code(), ErrorCode::kRemoteError) << s.toString();
