@@ -208,7 +208,9 @@ static void reduceBlocks(const OpDesc& op, int n, const std::vector<const char*>
                          std::size_t offset, std::size_t bytes, char* into, Sink&& sink) {
   static thread_local std::vector<char> acc(kChunkBytes);
   const std::size_t e = dataTypeSize(op.type);
-  const std::size_t block = into != nullptr ? kIntoChunkBytes : n == 2 ? kPairChunkBytes : kChunkBytes;
+  const std::size_t block = into != nullptr    ? kIntoChunkBytes
+                            : in.size() == 2 ? kPairChunkBytes
+                                             : kChunkBytes;
   const std::size_t chunk = block / e * e;
   const auto& red = reductionFor(op.type, op.op);
   for (std::size_t done = 0; done < bytes; done += chunk) {

@@ -27,34 +27,39 @@ double nowSeconds() {
 
 Status Sweep::measureStreamOverhead(StreamOverhead* out) {
   const int calls = std::max(kMinCalls, options_.iters);
-  auto call = [&] {
+  auto call = [&](rt::Stream* stream) {
     return comm_->allReduce(buffers_.send(), buffers_.recv(), 2, DataType::kFloat32, ReduceOp::kSum,
-                            stream_);
+                            stream);
   };
-  for (int i = 0; i < kWarmupCalls; ++i) COHORT_RETURN_IF_ERROR(call());
-  COHORT_RETURN_IF_ERROR(barrier());
-  double t0 = nowSeconds();
-  for (int i = 0; i < calls; ++i) COHORT_RETURN_IF_ERROR(call());
-  COHORT_RETURN_IF_ERROR(rt::streamSynchronize(stream_));
-  const double pipelined = (nowSeconds() - t0) / calls;
-  COHORT_RETURN_IF_ERROR(barrier());
-  t0 = nowSeconds();
-  for (int i = 0; i < calls; ++i) {
-    COHORT_RETURN_IF_ERROR(call());
-    COHORT_RETURN_IF_ERROR(rt::streamSynchronize(stream_));
-  }
-  const double synchronized = (nowSeconds() - t0) / calls;
+  auto onStream = [&] { return call(stream_); };
+  auto synchronized = [&] {
+    COHORT_RETURN_IF_ERROR(call(stream_));
+    return rt::streamSynchronize(stream_);
+  };
   auto blocking = [&] {
-    COHORT_RETURN_IF_ERROR(comm_->allReduce(buffers_.send(), buffers_.recv(), 2,
-                                            DataType::kFloat32, ReduceOp::kSum, nullptr));
+    COHORT_RETURN_IF_ERROR(call(nullptr));
     return rt::streamSynchronize(nullptr);
   };
-  for (int i = 0; i < kWarmupCalls; ++i) COHORT_RETURN_IF_ERROR(blocking());
-  COHORT_RETURN_IF_ERROR(barrier());
-  t0 = nowSeconds();
-  for (int i = 0; i < calls; ++i) COHORT_RETURN_IF_ERROR(blocking());
-  const double blocked = (nowSeconds() - t0) / calls;
-  double v[3] = {pipelined, synchronized, blocked};
+  auto warmUp = [&](auto&& each) {
+    for (int i = 0; i < kWarmupCalls; ++i) COHORT_RETURN_IF_ERROR(each());
+    return Status::Ok();
+  };
+  // Seconds per call of `calls` calls of `each` and then `finish`, from a barrier.
+  auto timed = [&](auto&& each, auto&& finish, double* perCall) {
+    COHORT_RETURN_IF_ERROR(barrier());
+    const double t0 = nowSeconds();
+    for (int i = 0; i < calls; ++i) COHORT_RETURN_IF_ERROR(each());
+    COHORT_RETURN_IF_ERROR(finish());
+    *perCall = (nowSeconds() - t0) / calls;
+    return Status::Ok();
+  };
+  auto nothing = [] { return Status::Ok(); };
+  double v[3] = {};
+  COHORT_RETURN_IF_ERROR(warmUp(onStream));
+  COHORT_RETURN_IF_ERROR(timed(onStream, [&] { return rt::streamSynchronize(stream_); }, &v[0]));
+  COHORT_RETURN_IF_ERROR(timed(synchronized, nothing, &v[1]));
+  COHORT_RETURN_IF_ERROR(warmUp(blocking));
+  COHORT_RETURN_IF_ERROR(timed(blocking, nothing, &v[2]));
   COHORT_RETURN_IF_ERROR(reduceDoubles(v, 3, ReduceOp::kSum));
   out->calls = calls;
   out->pipelinedUs = v[0] / comm_->size() * 1e6;
