@@ -14,7 +14,9 @@
 # (for allreduce the better of Gloo's ring and halving-doubling at each size).
 # Printed per collective, rank count and pair: busbw of both and busbw ratio at
 # every size, the 1 KiB time ratio, then a summary at 1 KiB / 1 MiB / 16 MiB.
-# Ratios > 1 mean Cohort is faster (for time: < 1 is faster).
+# Ratios > 1 mean Cohort is faster (for time: < 1 is faster). Last, the memory
+# ceiling of a 16 MiB allreduce from memcpy runs made before each of ours, and
+# our busbw as a share of it.
 #
 # Knobs (environment):
 #   NPS REPEAT       rank counts and interleaved rounds (default "2 4 8", 3)
@@ -30,11 +32,10 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SHARED=${COHORT_SHARED:-$(dirname "$0")/../../shared}
 PEERS="$SHARED/peers"
-[ -x "$PEERS/run_peers.sh" ] || { echo "compare.sh: no $PEERS/run_peers.sh (set COHORT_SHARED)" >&2; exit 2; }
 
-ratios() {  # ratios CSV: the tables, from summarize.py's merged rows
-  python3 - "$1" <<'PY'
-import csv, sys
+ratios() {  # ratios CSV [RESULTS_DIR]: the tables, from summarize.py's merged rows
+  python3 - "$1" "${2:-}" <<'PY'
+import csv, glob, os, statistics, sys
 from collections import defaultdict
 
 rows = defaultdict(dict)   # (lib, transport, kind, np) -> size -> (time_us, busbw)
@@ -82,15 +83,63 @@ print("# Summary: ours / theirs (time: < 1 is faster; busbw: > 1 is faster)")
 print(f"#{'collective':<15} {'np':>3}  {'pair':<14} {'time@1K':>8} {'busbw@1M':>9} {'busbw@16M':>10}")
 for kind, np, pair, tr, b1, b16 in summary:
     print(f" {kind:<15} {np:>3}  {pair:<14} {fmt(tr, '.2f'):>8} {fmt(b1, '.2f'):>9} {fmt(b16, '.2f'):>10}")
+
+# The memory ceiling of a 16 MiB allreduce, from the memcpy_bench runs made
+# before each of our runs (the memcpy blocks in cohort_np*.txt). Each rank
+# reads its 1/N of every input and writes it to every output: N copies of the
+# buffer in all, which on two processors take at least N x 16 MiB / (the copy
+# bandwidth of both together): busbw 2(N-1)/N^2 x the two-thread aggregate.
+# The issue's ceiling, 4(N-1)/N^2 x one thread's memcpy, is that formula when
+# two threads copy twice as fast as one. The streaming ceiling uses the copy
+# with non-temporal stores, as our large operations write (plain stores also
+# read every output line first: a third more traffic).
+copies = defaultdict(list)   # (kind, threads) -> aggregate GB/s of 16 MiB copies
+for path in sorted(glob.glob(os.path.join(sys.argv[2], "cohort_np*.txt"))) if sys.argv[2] else []:
+    kind = None
+    for line in open(path):
+        if line.startswith("# memcpy bandwidth"):
+            kind = "memcpy"
+        elif line.startswith("# streaming memcpy bandwidth"):
+            kind = "streaming"
+        elif kind and not line.startswith("#"):
+            tok = line.split()
+            try:
+                threads, size, aggregate = int(tok[0]), int(tok[1]), float(tok[4])
+            except (ValueError, IndexError):
+                kind = None
+                continue
+            if size == 16 << 20:
+                copies[(kind, threads)].append(aggregate)
+want = [("memcpy", 1), ("memcpy", 2), ("streaming", 1), ("streaming", 2)]
+if all(k in copies for k in want):
+    bw = {k: statistics.median(copies[k]) for k in want}
+    print()
+    print(f"# Memory ceiling of allreduce at 16 MiB, GB/s (medians of "
+          f"{len(copies[('memcpy', 1)])} runs of memcpy_bench -s 16M before ours):")
+    print(f"#   memcpy            one thread {bw[('memcpy', 1)]:6.2f}  two together "
+          f"{bw[('memcpy', 2)]:6.2f}  ({bw[('memcpy', 2)] / bw[('memcpy', 1)]:.2f}x one)")
+    print(f"#   non-temporal      one thread {bw[('streaming', 1)]:6.2f}  two together "
+          f"{bw[('streaming', 2)]:6.2f}  ({bw[('streaming', 2)] / bw[('streaming', 1)]:.2f}x one)")
+    print(f"#{'np':>3}  {'ours_busbw':>10}  {'issue_ceiling':>13}  {'ours_of_it':>10}  "
+          f"{'streaming_ceiling':>17}  {'ours_of_it':>10}")
+    for np in nps:
+        ours = rows.get(("cohort", "shm", "allreduce", np), {}).get(16 << 20)
+        if not ours:
+            continue
+        issue = 4 * (np - 1) / np ** 2 * bw[("memcpy", 1)]
+        streaming = 2 * (np - 1) / np ** 2 * bw[("streaming", 2)]
+        print(f"{np:>4}  {ours[1]:>10.3f}  {issue:>13.3f}  {ours[1] / issue:>10.0%}  "
+              f"{streaming:>17.3f}  {ours[1] / streaming:>10.0%}")
 PY
 }
 
 if [ "${1:-}" = "--ratios" ]; then
   dir=${2:-"${RES:-${TMPDIR:-/tmp}/cohort-peers/results}"}
-  ratios "$dir/all_rows.csv"
+  ratios "$dir/all_rows.csv" "$dir"
   exit 0
 fi
 
+[ -x "$PEERS/run_peers.sh" ] || { echo "compare.sh: no $PEERS/run_peers.sh (set COHORT_SHARED)" >&2; exit 2; }
 BUILD_TREE="$HERE/../build"
 COHORT_PERF=${COHORT_PERF:-"$BUILD_TREE/tools/perf/cohort-perf"}
 COHORTRUN=${COHORTRUN:-"$BUILD_TREE/tools/cohortrun/cohortrun"}
@@ -103,7 +152,16 @@ EXTRA=${EXTRA:-}
 
 # One cohortrun per transport; rank 0's lines without cohortrun's "[0] " prefix,
 # other ranks' lines dropped; pipefail keeps a failing rank's exit status.
+# Before them, the memory ceiling of that round (printed after the ratios):
+# memcpy of 16 MiB on one and two threads, with glibc's non-temporal stores
+# (its own path above x86_non_temporal_threshold, lowered here to 1 MiB) and
+# without (as the issue measures it). The first block's header is renamed so
+# that summarize.py, which reads only "# memcpy bandwidth" blocks, skips it.
+MEMCPY_BENCH="${BUILD:-${TMPDIR:-/tmp}/cohort-peers/build}/memcpy_bench"
 cmd="set -o pipefail"
+cmd+=" && GLIBC_TUNABLES=glibc.cpu.x86_non_temporal_threshold=0x100000 '$MEMCPY_BENCH' -s 16M -n 30 -t 2"
+cmd+=" | sed 's/^# memcpy bandwidth/# streaming memcpy bandwidth/'"
+cmd+=" && '$MEMCPY_BENCH' -s 16M -n 30 -t 2"
 for t in $TRANSPORTS; do
   cmd+=" && '$COHORTRUN' -n {np} '$COHORT_PERF' $COLLS {sweep} -t $t $EXTRA"
   cmd+=" | sed -e '/^\\[[1-9][0-9]*\\] /d' -e 's/^\\[0\\] //'"
@@ -118,5 +176,5 @@ mkdir -p "$RES"
 rc=0
 "$PEERS/run_peers.sh" || rc=$?
 echo
-ratios "$RES/all_rows.csv" | tee "$RES/ratios.txt"
+ratios "$RES/all_rows.csv" "$RES" | tee "$RES/ratios.txt"
 exit $rc
