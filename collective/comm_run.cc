@@ -191,7 +191,7 @@ Status Communicator::Impl::runSendRecv(const OpDesc& op, Deadline deadline) {
   if (active.empty()) return Status::Ok();
   return transport::waitIdle(active.data(), active.size(), deadline,
                              fmt::format("send/recv with {} peer(s) on rank {}", active.size(), rank),
-                             collective::waitControl(&aborted_));
+                             collective::waitControl(&aborted_, moreThanProcessors(localSize)));
 }
 
 Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline deadline) {
@@ -223,7 +223,8 @@ Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline dea
   }
   const auto& red = collective::reductionFor(op.type, op.op);
   COHORT_RETURN_IF_ERROR(
-      collective::execute(sched, bufs, connPtrs_, red, op, rank, deadline, &aborted_));
+      collective::execute(sched, bufs, connPtrs_, red, op, rank, deadline, &aborted_,
+                          moreThanProcessors(localSize)));
   if (op.op == ReduceOp::kAvg) {
     std::size_t count = 0;
     if (op.coll == Coll::kAllReduce || op.coll == Coll::kReduceScatter ||

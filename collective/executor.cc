@@ -267,9 +267,10 @@ Status checkedRound(const Run& run, std::size_t r, bool holdAll) {
 
 }  // namespace
 
-transport::WaitControl waitControl(const std::atomic<bool>* abort) {
+transport::WaitControl waitControl(const std::atomic<bool>* abort, bool crowded) {
   transport::WaitControl control;
   control.abort = abort;
+  control.crowded = crowded;
   control.onSlow = [](const std::string& what, const std::string& pending) {
     noteWait(fmt::format("{}: waiting for {}", what, pending));
   };
@@ -279,10 +280,10 @@ transport::WaitControl waitControl(const std::atomic<bool>* abort) {
 Status execute(const Schedule& schedule, const ExecBuffers& buffers,
                const std::vector<transport::Connection*>& conns,
                const transport::Reduction& reduction, const OpDesc& op, int rank, Deadline deadline,
-               const std::atomic<bool>* abort) {
+               const std::atomic<bool>* abort, bool crowded) {
   // Every text naming the operation or a round is made only on a failure or a
   // slow wait (transport::WaitLabel): a small operation's steps take microseconds.
-  const transport::WaitControl control = waitControl(abort);
+  const transport::WaitControl control = waitControl(abort, crowded);
   for (const auto& round : schedule.rounds) {
     for (const Step& s : round) {
       if (s.peer >= 0 && (static_cast<std::size_t>(s.peer) >= conns.size() || conns[s.peer] == nullptr)) {

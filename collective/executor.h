@@ -26,14 +26,15 @@ struct ExecBuffers {
 /// the parameter and both values, and no buffer is touched. Errors name
 /// the operation (op.describe()); the timeout error also names the round and the
 /// peer(s) still pending. Once `*abort` reads true, the wait in progress returns
-/// kAborted within about 50 ms.
+/// kAborted within about 50 ms. `crowded`: this machine has more busy ranks
+/// than processors (transport::WaitControl::crowded).
 Status execute(const Schedule& schedule, const ExecBuffers& buffers,
                const std::vector<transport::Connection*>& conns,
                const transport::Reduction& reduction, const OpDesc& op, int rank, Deadline deadline,
-               const std::atomic<bool>* abort = nullptr);
+               const std::atomic<bool>* abort = nullptr, bool crowded = true);
 
-/// The controls of a collective's waits: `abort`, and slow waits noted in the
-/// running operation's history (noteWait).
-transport::WaitControl waitControl(const std::atomic<bool>* abort);
+/// The controls of a collective's waits: `abort`, slow waits noted in the
+/// running operation's history (noteWait), and `crowded`.
+transport::WaitControl waitControl(const std::atomic<bool>* abort, bool crowded = true);
 
 }  // namespace cohort::collective

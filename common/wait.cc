@@ -49,7 +49,11 @@ bool moreThanProcessors(int threads) { return processors() > 0 && threads > proc
 
 WaitPolicy WaitPolicy::forPeersFromConfig(int peers) {
   WaitPolicy p = fromConfig();
-  if (moreThanProcessors(peers)) p.spinNs = 0;
+  if (moreThanProcessors(peers)) {
+    p.spinNs = 0;
+  } else {
+    p.ownProcessors = true;
+  }
   return p;
 }
 
@@ -75,6 +79,22 @@ void futexWakeAll(std::atomic<std::uint32_t>* word) {
           nullptr, 0);
 }
 
-void WaitWord::yield() { sched_yield(); }
+namespace {
+thread_local YieldCheck tYieldCheck;
+}  // namespace
+
+bool yieldProcessorPolls() { return !tYieldCheck.yieldNow(Clock::now()); }
+
+void yieldProcessor(bool ownProcessors) {
+  if (!ownProcessors) {
+    sched_yield();
+    return;
+  }
+  YieldCheck& check = tYieldCheck;
+  const auto before = Clock::now();
+  if (!check.yieldNow(before)) return;  // polling: the caller looks again at once
+  sched_yield();
+  check.yielded(before, Clock::now());
+}
 
 }  // namespace cohort

@@ -42,6 +42,10 @@ class Deadline {
 struct WaitPolicy {
   std::int64_t spinNs;
   std::int64_t yieldNs;
+  /// The waiters have a processor each (forPeersFromConfig): the yield stage
+  /// stops yielding for a while after a yield gave the processor away for long
+  /// (yieldProcessor()).
+  bool ownProcessors = false;
   static WaitPolicy fromConfig();
   /// For a thread with nothing to do until someone hands it work (a stream's
   /// worker with an empty queue): the same spin, a yield stage of at most
@@ -51,7 +55,8 @@ struct WaitPolicy {
   static constexpr std::int64_t kIdleYieldNs = 50'000;
   /// For waits on `peers` threads or processes of this machine that each run
   /// like this one: with more of them than the machine has processors, the one
-  /// awaited is likely off-CPU, so the wait yields at once (no spin stage).
+  /// awaited is likely off-CPU, so the wait yields at once (no spin stage);
+  /// with no more, ownProcessors.
   static WaitPolicy forPeersFromConfig(int peers);
 };
 
@@ -61,6 +66,39 @@ long processors();
 /// Whether `threads` busy threads or processes are more than processors() (then
 /// some of them are always waiting for a processor).
 bool moreThanProcessors(int threads);
+
+/// Whether a waiting thread should still yield its processor. With no more busy
+/// threads or ranks on the machine than processors, the job's own peers each
+/// have a processor, so a yield that keeps the thread off its processor for
+/// long (kLongYield) gave it to a process outside the job (a CPU hog). Under
+/// the kernel's EEVDF scheduler each such yield hands over a whole time slice
+/// (~4 ms here), and a wait that keeps yielding gets a few percent of its
+/// processor: measured, 2 ranks over tcp with `yes` beside them, 8 KiB
+/// allreduce 0.4-1.7 ms per call where OpenMPI, which polls, took 45-50 us.
+/// After a long yield, waits poll without yielding for kPollFor, then try a
+/// yield again. One per thread; not for crowded jobs (there a long yield ran
+/// a peer, which is what the wait needs).
+class YieldCheck {
+ public:
+  static constexpr std::chrono::microseconds kLongYield{250};
+  static constexpr std::chrono::milliseconds kPollFor{200};
+  /// Whether to yield now (false while polling after a long yield).
+  bool yieldNow(Clock::time_point now) const { return now >= pollUntil_; }
+  /// Notes a yield that began at `before` and returned at `after`.
+  void yielded(Clock::time_point before, Clock::time_point after) {
+    if (after - before > kLongYield) pollUntil_ = after + kPollFor;
+  }
+
+ private:
+  Clock::time_point pollUntil_{};
+};
+
+/// The yield stage of a wait: sched_yield(), except while this thread's
+/// YieldCheck says to poll (only when `ownProcessors`: every busy thread or
+/// rank of the job has a processor of its own).
+void yieldProcessor(bool ownProcessors);
+/// Whether this thread's yieldProcessor(true) polls now instead of yielding.
+bool yieldProcessorPolls();
 
 /// Futex calls on a 32-bit word (shared, so they work across processes).
 void futexWait(std::atomic<std::uint32_t>* word, std::uint32_t expected, Deadline deadline);
@@ -116,7 +154,7 @@ class WaitWord {
       if (waited < policy.spinNs) continue;
       spinning = false;  // from here on, every look at the condition is followed by a yield
       if (waited < policy.spinNs + policy.yieldNs) {
-        yield();
+        yieldProcessor(policy.ownProcessors);
         continue;
       }
       sleepers_.fetch_add(1, std::memory_order_seq_cst);
@@ -128,7 +166,6 @@ class WaitWord {
 
  private:
   static void relax() { __builtin_ia32_pause(); }
-  static void yield();
 
   std::atomic<std::uint32_t> seq_{0};
   std::atomic<std::uint32_t> sleepers_{0};

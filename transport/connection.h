@@ -88,6 +88,11 @@ struct WaitControl {
   /// returns Ok at once with operations still pending (the caller then fails
   /// the step: say, a collective whose peer's arguments arrived and differ).
   std::function<bool()> stopEarly;
+  /// Whether this machine has more busy ranks than processors (then a waiting
+  /// rank yields to let the one it waits for run). When it has not, the wait
+  /// stops yielding for a while after a yield gave its processor away for
+  /// long: to a process outside the job (YieldCheck). Unknown: true.
+  bool crowded = true;
 };
 
 /// What a wait is for ("allreduce #3 (ring round 2)"), as its errors and slow-wait

@@ -4,12 +4,14 @@
 // microseconds while a yield hands the core over at once), then sleeps on the
 // connections' wait hints. The stages restart whenever an operation completes.
 //
+// A job with no more ranks than processors stops yielding for a while once a
+// yield gave its processor to a process outside the job (YieldCheck, common/wait.h).
+//
 // Connections that wait on the kernel (a descriptor hint: tcp) skip the spin:
 // measured on this 2-vCPU machine, a busy loop of non-blocking reads made an
 // 8-byte TCP ping-pong 4-6x slower (32-49 us half round trip) than a blocking
 // read (6.6 us), while a read + sched_yield loop took 7.4 us.
 #include <poll.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <thread>
@@ -179,7 +181,7 @@ Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
     const std::int64_t waited = std::chrono::nanoseconds(now - stageStart).count();
     if (waited < spinNs) continue;
     if (waited < spinNs + policy.yieldNs) {
-      sched_yield();
+      yieldProcessor(!control.crowded);
     } else if (sleeping) {
       sleepOn(hints, sleepLimit(deadline, control, now, nextReport));
     } else {

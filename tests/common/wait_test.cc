@@ -1,8 +1,11 @@
 #include "common/wait.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -55,6 +58,66 @@ TEST(WaitPolicyTest, IdleAndCrowdedForms) {
   EXPECT_EQ(WaitPolicy::forPeersFromConfig(processors).spinNs, base.spinNs);
   EXPECT_EQ(WaitPolicy::forPeersFromConfig(processors + 1).spinNs, 0);
   EXPECT_EQ(WaitPolicy::forPeersFromConfig(processors + 1).yieldNs, base.yieldNs);
+  EXPECT_FALSE(base.ownProcessors);  // unknown: yield as always
+  EXPECT_FALSE(idle.ownProcessors);
+  EXPECT_TRUE(WaitPolicy::forPeersFromConfig(1).ownProcessors);
+  EXPECT_TRUE(WaitPolicy::forPeersFromConfig(processors).ownProcessors);
+  EXPECT_FALSE(WaitPolicy::forPeersFromConfig(processors + 1).ownProcessors);
+}
+
+// A yield longer than kLongYield makes the waits poll for kPollFor after it
+// returned, then yield again; short yields change nothing.
+TEST(YieldCheckTest, PollsForAWhileAfterALongYield) {
+  YieldCheck check;
+  const Clock::time_point t0 = Clock::now();
+  EXPECT_TRUE(check.yieldNow(t0));
+  check.yielded(t0, t0 + YieldCheck::kLongYield);  // not longer than the limit
+  EXPECT_TRUE(check.yieldNow(t0 + YieldCheck::kLongYield));
+  const Clock::time_point back = t0 + YieldCheck::kLongYield + std::chrono::microseconds(1);
+  check.yielded(t0, back);
+  EXPECT_FALSE(check.yieldNow(back));
+  EXPECT_FALSE(check.yieldNow(back + YieldCheck::kPollFor - std::chrono::microseconds(1)));
+  EXPECT_TRUE(check.yieldNow(back + YieldCheck::kPollFor));
+  // A later short yield does not cut a poll window short, nor start one.
+  const Clock::time_point t1 = back + YieldCheck::kPollFor;
+  check.yielded(t1, t1 + std::chrono::microseconds(10));
+  EXPECT_TRUE(check.yieldNow(t1 + std::chrono::microseconds(10)));
+}
+
+// The case it is for: a busy thread outside the job on this thread's
+// processor. Both are pinned to one processor; a yield there runs the busy
+// thread for a time slice (milliseconds), so within a few yields the thread
+// polls instead, and yieldProcessor(false) (a crowded job) never does.
+TEST(YieldCheckTest, AThreadSharingItsProcessorWithABusyOneStopsYielding) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  const int cpu = sched_getcpu();
+  ASSERT_GE(cpu, 0);
+  CPU_SET(cpu, &one);
+  std::atomic<bool> stop{false}, spinning{false};
+  std::thread hog([&] {
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
+    spinning = true;
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  cpu_set_t saved;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved), 0);
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
+  while (!spinning.load()) yieldProcessor(false);
+  EXPECT_FALSE(yieldProcessorPolls());
+  for (int i = 0; i < 20; ++i) yieldProcessor(false);
+  EXPECT_FALSE(yieldProcessorPolls()) << "a crowded job's yields are not watched";
+  int yields = 0;
+  while (!yieldProcessorPolls() && yields < 200) {
+    yieldProcessor(true);
+    ++yields;
+  }
+  const bool polls = yieldProcessorPolls();
+  stop = true;
+  hog.join();
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved), 0);
+  EXPECT_TRUE(polls) << "no yield in " << yields << " gave the processor away for long";
 }
 
 TEST(WaitWordTest, DeadlineExpires) {
