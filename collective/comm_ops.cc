@@ -220,6 +220,16 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
 }
 
 constexpr std::size_t kInlineScheduleBytes = 64 << 10;
+// With more ranks than processors, schedules run on the calling thread up to
+// here: a worker thread beside the caller takes a processor from some rank.
+// Over tcp, time in us, medians of 5 interleaved runs, worker -> inline: 4
+// ranks 64 KiB allreduce 300 -> 222, allgather 166 -> 120, reduce-scatter
+// 173 -> 127, broadcast 194 -> 135, alltoall 169 -> 120; 1 MiB allgather
+// 1050 -> 943, broadcast 1049 -> 822, the others 2-8% less. 8 ranks, medians
+// of 3: 64 KiB allreduce 695 -> 554, broadcast 385 -> 299; inline up to 16
+// MiB was mixed at 4 MiB (8 ranks allreduce 18.4 -> 20.3 ms). With 2 ranks only
+// allreduce gained; the others lost 10-30% from 256 KiB.
+constexpr std::size_t kInlineScheduleCrowdedBytes = 2 << 20;
 // A direct mesh operation runs on the calling thread up to here (in and out
 // together): a hand-off to the stream's worker puts a third busy thread beside
 // the caller's wait and the peer. Measured interleaved, busbw GB/s on the
@@ -243,7 +253,8 @@ constexpr std::size_t kInlineMeshCrowdedBytes = 2 << 20;
 // and every peer is another process (a thread driving several ranks must not
 // block in one of them): the mesh's staged paths or a direct mesh operation of
 // at most kInlineMeshBytes (kInlineMeshCrowdedBytes with more ranks than
-// processors), or a schedule of at most kInlineScheduleBytes in and out.
+// processors), or a schedule of at most kInlineScheduleBytes in and out
+// (kInlineScheduleCrowdedBytes).
 bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream, bool repeat,
                                     std::uint64_t enqueued, std::uint64_t completed,
                                     collective::Algo* algo) {
@@ -282,7 +293,9 @@ bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream, b
   } else {
     // A schedule over the connections: latency-bound up to a few messages' worth.
     small = *algo != collective::Algo::kHierarchical &&
-            op.inputBytes(size) + op.outputBytes(size) <= kInlineScheduleBytes;
+            op.inputBytes(size) + op.outputBytes(size) <=
+                (moreThanProcessors(localSize) ? kInlineScheduleCrowdedBytes
+                                               : kInlineScheduleBytes);
   }
   if (repeat) {
     checked_.algo = *algo;
