@@ -1,5 +1,6 @@
-// Waiting without burning the machine: spin briefly, then sched_yield, then
-// sleep on a futex. With more threads or ranks than cores, the yield stage is
+// Waiting without burning the machine: spin briefly, then sched_yield (or poll,
+// after a yield lost the processor to a process outside the job: YieldCheck),
+// then sleep on a futex. With more threads or ranks than cores, the yield stage is
 // what keeps progress sane (a futex sleep idles the virtual CPU and its wake
 // costs tens of microseconds); the sleep stage keeps idle waiters off the CPU.
 //
@@ -74,7 +75,8 @@ bool moreThanProcessors(int threads);
 /// the kernel's EEVDF scheduler each such yield hands over a whole time slice
 /// (~4 ms here), and a wait that keeps yielding gets a few percent of its
 /// processor: measured, 2 ranks over tcp with `yes` beside them, 8 KiB
-/// allreduce 0.4-1.7 ms per call where OpenMPI, which polls, took 45-50 us.
+/// allreduce 0.24-1.6 ms per call where OpenMPI, which polls, took 45-50 us
+/// (31-57 us with this check).
 /// After a long yield, waits poll without yielding for kPollFor, then try a
 /// yield again. One per thread; not for crowded jobs (there a long yield ran
 /// a peer, which is what the wait needs).
@@ -153,6 +155,7 @@ class WaitWord {
       const std::int64_t waited = std::chrono::nanoseconds(now - start).count();
       if (waited < policy.spinNs) continue;
       spinning = false;  // from here on, every look at the condition is followed by a yield
+                         // (none while this thread's YieldCheck polls)
       if (waited < policy.spinNs + policy.yieldNs) {
         yieldProcessor(policy.ownProcessors);
         continue;
