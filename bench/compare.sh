@@ -15,8 +15,9 @@
 # Printed per collective, rank count and pair: busbw of both and busbw ratio at
 # every size, the 1 KiB time ratio, then a summary at 1 KiB / 1 MiB / 16 MiB.
 # Ratios > 1 mean Cohort is faster (for time: < 1 is faster). Last, the memory
-# ceiling of a 16 MiB allreduce from memcpy runs made before each of ours, and
-# our busbw as a share of it.
+# ceiling at 16 MiB from memcpy runs made before each of ours: the allreduce's
+# (the issue's formula and the two threads' measured copy), then every
+# collective's, with our busbw and what the floor asks as shares of it.
 #
 # Knobs (environment):
 #   NPS REPEAT       rank counts and interleaved rounds (default "2 4 8", 3)
@@ -130,6 +131,40 @@ if all(k in copies for k in want):
         streaming = 2 * (np - 1) / np ** 2 * bw[("streaming", 2)]
         print(f"{np:>4}  {ours[1]:>10.3f}  {issue:>13.3f}  {ours[1] / issue:>10.0%}  "
               f"{streaming:>17.3f}  {ours[1] / streaming:>10.0%}")
+
+    # Every collective at 16 MiB against the same streaming copy: the bytes
+    # its direct algorithm reads and writes over all ranks (S the size column),
+    # each moved at the two threads' copy rate (a copy of B bytes reads B and
+    # writes B). Beside it, what the floor (5x OpenMPI for allreduce, 2x for the
+    # others) asks, as a share of that ceiling: above 100% no algorithm that
+    # moves these bytes through memory reaches it.
+    #   allreduce       reads N*S, writes N*S   busbw 2(N-1)/N * S / t
+    #   allgather       reads S, writes N*S     (N-1)/N
+    #   reduce_scatter  reads N*S, writes S     (N-1)/N
+    #   broadcast       reads S, writes (N-1)*S 1
+    #   alltoall        reads N*S, writes N*S   (N-1)/N
+    traffic = {"allreduce": lambda n: 2 * n, "allgather": lambda n: n + 1,
+               "reduce_scatter": lambda n: n + 1, "broadcast": lambda n: n,
+               "alltoall": lambda n: 2 * n}
+    factor = {"allreduce": lambda n: 2 * (n - 1) / n, "broadcast": lambda n: 1.0}
+    floor = {"allreduce": 5.0}
+    print()
+    print(f"# Streaming ceiling at 16 MiB (busbw GB/s; two threads' non-temporal copy "
+          f"{bw[('streaming', 2)]:.2f} GB/s)")
+    print(f"#{'collective':<15} {'np':>3}  {'ours':>7}  {'openmpi':>7}  {'ceiling':>7}  "
+          f"{'ours_of_it':>10}  {'floor_needs':>11}")
+    for kind in KINDS:
+        for np in nps:
+            ours = rows.get(("cohort", "shm", kind, np), {}).get(16 << 20)
+            theirs = rows.get(("mpi", "shm", kind, np), {}).get(16 << 20)
+            if not ours:
+                continue
+            f = factor.get(kind, lambda n: (n - 1) / n)(np)
+            ceiling = 2 * f * bw[("streaming", 2)] / traffic[kind](np)
+            needs = (f"{floor.get(kind, 2.0) * theirs[1] / ceiling:>11.0%}" if theirs
+                     else f"{'-':>11}")
+            print(f" {kind:<15} {np:>3}  {ours[1]:>7.3f}  {fmt(theirs[1] if theirs else None):>7}  "
+                  f"{ceiling:>7.3f}  {ours[1] / ceiling:>10.0%}  {needs}")
 PY
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # compare_ratios_test.sh SOURCE_DIR - bench/compare.sh --ratios on made-up
-# results: the busbw ratios, the 1 KiB time ratio, and the memory ceiling
+# results: the busbw ratios, the 1 KiB time ratio, and the memory ceilings
 # computed from the memcpy blocks (medians over runs, the streaming block kept
-# apart from the plain one).
+# apart from the plain one): the allreduce table and every collective's.
 set -euo pipefail
 src=$1
 dir=$(mktemp -d)
@@ -16,6 +16,12 @@ cohort,shm,allreduce,allreduce,4,3,16777216,5000,4.0,6.0,0
 mpi,shm,allreduce,allreduce,2,3,1024,2.0,0.5,0.5,0
 mpi,shm,allreduce,allreduce,2,3,16777216,9000,2.0,2.0,0
 mpi,shm,allreduce,allreduce,4,3,16777216,20000,1.0,1.5,0
+cohort,shm,allgather,allgather,2,3,16777216,2000,8.0,4.0,0
+mpi,shm,allgather,allgather,2,3,16777216,8000,2.0,1.0,0
+cohort,shm,broadcast,broadcast,4,3,16777216,3000,5.0,5.0,0
+mpi,shm,broadcast,broadcast,4,3,16777216,16000,1.0,1.0,0
+cohort,shm,alltoall,alltoall,2,3,16777216,2800,6.0,3.0,0
+mpi,shm,alltoall,alltoall,2,3,16777216,3300,5.0,2.5,0
 CSV
 # Three runs; medians: memcpy one thread 12, two 13; streaming one 20, two 24.
 run() {  # run FILE MEMCPY1 MEMCPY2 STREAM1 STREAM2
@@ -46,4 +52,15 @@ grep -Eq 'non-temporal +one thread +20\.00 +two together +24\.00' <<<"$out" || f
 # np 4: issue 4*3/16*12 = 9 (6/9 = 67%), streaming 2*3/16*24 = 9 (67%).
 grep -Eq '^ +2 +9\.000 +12\.000 +75% +12\.000 +75%$' <<<"$out" || fail "2-rank ceiling row"
 grep -Eq '^ +4 +6\.000 +9\.000 +67% +9\.000 +67%$' <<<"$out" || fail "4-rank ceiling row"
+# The streaming ceiling (two threads 24 GB/s) of each collective at 16 MiB:
+# allreduce np 2: 2 * 1 * 24 / 4 = 12 (ours 75%, 5 x 2.0 is 83% of it);
+# np 4: 2 * 1.5 * 24 / 8 = 9 (67%, 5 x 1.5 = 83%); allgather np 2: 2 * 0.5 *
+# 24 / 3 = 8 (50%, 2 x 1 = 25%); broadcast np 4: 2 * 24 / 4 = 12 (42%, 17%);
+# alltoall np 2: 2 * 0.5 * 24 / 4 = 6 (50%, 2 x 2.5 = 83%).
+row() { grep -Eq "^ $1 +$2 +$3 +$4 +$5 +$6 +$7\$" <<<"$out" || fail "streaming ceiling: $1 np $2"; }
+row allreduce 2 9.000 2.000 12.000 75% 83%
+row allreduce 4 6.000 1.500 9.000 67% 83%
+row allgather 2 4.000 1.000 8.000 50% 25%
+row broadcast 4 5.000 1.000 12.000 42% 17%
+row alltoall 2 3.000 2.500 6.000 50% 83%
 echo "compare_ratios_test: passed"
