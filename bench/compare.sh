@@ -111,6 +111,24 @@ for path in sorted(glob.glob(os.path.join(sys.argv[2], "cohort_np*.txt"))) if sy
                 continue
             if size == 16 << 20:
                 copies[(kind, threads)].append(aggregate)
+# The streaming ceiling of a collective at 16 MiB: the bytes its direct
+# algorithm reads and writes over all ranks (S the size column), each moved at
+# the two threads' copy rate (a copy of B bytes reads B and writes B).
+#   allreduce       reads N*S, writes N*S   busbw 2(N-1)/N * S / t
+#   allgather       reads S, writes N*S     (N-1)/N
+#   reduce_scatter  reads N*S, writes S     (N-1)/N
+#   broadcast       reads S, writes (N-1)*S 1
+#   alltoall        reads N*S, writes N*S   (N-1)/N
+# For allreduce that is 2(N-1)/N^2 x the two-thread copy rate.
+TRAFFIC = {"allreduce": lambda n: 2 * n, "allgather": lambda n: n + 1,
+           "reduce_scatter": lambda n: n + 1, "broadcast": lambda n: n,
+           "alltoall": lambda n: 2 * n}
+FACTOR = {"allreduce": lambda n: 2 * (n - 1) / n, "broadcast": lambda n: 1.0}
+
+def streaming_ceiling(kind, n, two_threads):
+    f = FACTOR.get(kind, lambda n: (n - 1) / n)(n)
+    return 2 * f * two_threads / TRAFFIC[kind](n)
+
 want = [("memcpy", 1), ("memcpy", 2), ("streaming", 1), ("streaming", 2)]
 if all(k in copies for k in want):
     bw = {k: statistics.median(copies[k]) for k in want}
@@ -128,25 +146,13 @@ if all(k in copies for k in want):
         if not ours:
             continue
         issue = 4 * (np - 1) / np ** 2 * bw[("memcpy", 1)]
-        streaming = 2 * (np - 1) / np ** 2 * bw[("streaming", 2)]
+        streaming = streaming_ceiling("allreduce", np, bw[("streaming", 2)])
         print(f"{np:>4}  {ours[1]:>10.3f}  {issue:>13.3f}  {ours[1] / issue:>10.0%}  "
               f"{streaming:>17.3f}  {ours[1] / streaming:>10.0%}")
 
-    # Every collective at 16 MiB against the same streaming copy: the bytes
-    # its direct algorithm reads and writes over all ranks (S the size column),
-    # each moved at the two threads' copy rate (a copy of B bytes reads B and
-    # writes B). Beside it, what the floor (5x OpenMPI for allreduce, 2x for the
-    # others) asks, as a share of that ceiling: above 100% no algorithm that
-    # moves these bytes through memory reaches it.
-    #   allreduce       reads N*S, writes N*S   busbw 2(N-1)/N * S / t
-    #   allgather       reads S, writes N*S     (N-1)/N
-    #   reduce_scatter  reads N*S, writes S     (N-1)/N
-    #   broadcast       reads S, writes (N-1)*S 1
-    #   alltoall        reads N*S, writes N*S   (N-1)/N
-    traffic = {"allreduce": lambda n: 2 * n, "allgather": lambda n: n + 1,
-               "reduce_scatter": lambda n: n + 1, "broadcast": lambda n: n,
-               "alltoall": lambda n: 2 * n}
-    factor = {"allreduce": lambda n: 2 * (n - 1) / n, "broadcast": lambda n: 1.0}
+    # Every collective's streaming ceiling, and what the floor (5x OpenMPI for
+    # allreduce, 2x for the others) asks as a share of it: above 100% no
+    # algorithm that moves these bytes through memory reaches it.
     floor = {"allreduce": 5.0}
     print()
     print(f"# Streaming ceiling at 16 MiB (busbw GB/s; two threads' non-temporal copy "
@@ -159,8 +165,7 @@ if all(k in copies for k in want):
             theirs = rows.get(("mpi", "shm", kind, np), {}).get(16 << 20)
             if not ours:
                 continue
-            f = factor.get(kind, lambda n: (n - 1) / n)(np)
-            ceiling = 2 * f * bw[("streaming", 2)] / traffic[kind](np)
+            ceiling = streaming_ceiling(kind, np, bw[("streaming", 2)])
             needs = (f"{floor.get(kind, 2.0) * theirs[1] / ceiling:>11.0%}" if theirs
                      else f"{'-':>11}")
             print(f" {kind:<15} {np:>3}  {ours[1]:>7.3f}  {fmt(theirs[1] if theirs else None):>7}  "

@@ -88,10 +88,12 @@ class Communicator::Impl {
   std::string failureKey(int r) const;
   Status runAlgorithm(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
   Status runSchedule(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
+  /// Whether this node has more ranks than processors (then waits yield to
+  /// the awaited rank and work stays off extra threads).
+  bool crowded() const { return moreThanProcessors(localSize); }
   /// The ring allreduce's pipeline chunk for this node's rank count.
   std::size_t ringChunk() const {
-    return moreThanProcessors(localSize) ? collective::kRingChunkCrowdedBytes
-                                         : collective::kRingChunkBytes;
+    return crowded() ? collective::kRingChunkCrowdedBytes : collective::kRingChunkBytes;
   }
   Status runSendRecv(const collective::OpDesc& op, Deadline deadline);
   // hierarchy.cc

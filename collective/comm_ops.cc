@@ -294,8 +294,7 @@ bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream, b
     // A schedule over the connections: latency-bound up to a few messages' worth.
     small = *algo != collective::Algo::kHierarchical &&
             op.inputBytes(size) + op.outputBytes(size) <=
-                (moreThanProcessors(localSize) ? kInlineScheduleCrowdedBytes
-                                               : kInlineScheduleBytes);
+                (crowded() ? kInlineScheduleCrowdedBytes : kInlineScheduleBytes);
   }
   if (repeat) {
     checked_.algo = *algo;

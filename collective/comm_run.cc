@@ -191,7 +191,7 @@ Status Communicator::Impl::runSendRecv(const OpDesc& op, Deadline deadline) {
   if (active.empty()) return Status::Ok();
   return transport::waitIdle(active.data(), active.size(), deadline,
                              fmt::format("send/recv with {} peer(s) on rank {}", active.size(), rank),
-                             collective::waitControl(&aborted_, moreThanProcessors(localSize)));
+                             collective::waitControl(&aborted_, crowded()));
 }
 
 Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline deadline) {
@@ -223,8 +223,7 @@ Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline dea
   }
   const auto& red = collective::reductionFor(op.type, op.op);
   COHORT_RETURN_IF_ERROR(
-      collective::execute(sched, bufs, connPtrs_, red, op, rank, deadline, &aborted_,
-                          moreThanProcessors(localSize)));
+      collective::execute(sched, bufs, connPtrs_, red, op, rank, deadline, &aborted_, crowded()));
   if (op.op == ReduceOp::kAvg) {
     std::size_t count = 0;
     if (op.coll == Coll::kAllReduce || op.coll == Coll::kReduceScatter ||

@@ -108,7 +108,7 @@ Status Communicator::Impl::runCross(const Schedule& sched, const OpDesc& op, con
     bufs.scratch = static_cast<char*>(p);
   }
   return collective::execute(sched, bufs, crossConns_, collective::reductionFor(op.type, op.op),
-                             op, rank, deadline, &aborted_, moreThanProcessors(localSize));
+                             op, rank, deadline, &aborted_, crowded());
 }
 
 Status Communicator::Impl::runHierarchical(const OpDesc& op, Deadline deadline) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 
+#include "collective/datatype.h"
 #include "collective/expect.h"
 #include "collective/rank_pool.h"
 #include "cohort/runtime.h"
@@ -19,11 +20,6 @@ namespace {
 
 constexpr std::size_t kBytes = 256 << 10;  // per rank and block, past 1 MiB over all buffers
 
-bool isFloat(DataType t) {
-  return t == DataType::kFloat16 || t == DataType::kBFloat16 || t == DataType::kFloat32 ||
-         t == DataType::kFloat64;
-}
-
 // One rank's side of every case: allreduce over `count` elements, and a
 // reduce-scatter whose every block has `count` elements.
 std::string everyCase(RankPool& pool, int r, void* in, void* out) {
@@ -34,7 +30,7 @@ std::string everyCase(RankPool& pool, int r, void* in, void* out) {
     const std::size_t count = kBytes / e + 3;
     for (int o = 0; o < kReduceOpCount; ++o) {
       const auto op = static_cast<ReduceOp>(o);
-      if (op == ReduceOp::kAvg && !isFloat(type)) continue;
+      if (op == ReduceOp::kAvg && !collective::isFloat(type)) continue;
       const double tol = op != ReduceOp::kAvg ? 0
                          : type == DataType::kFloat16 || type == DataType::kBFloat16 ? 1e-2
                                                                                      : 1e-6;
