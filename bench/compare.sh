@@ -17,13 +17,16 @@
 # Ratios > 1 mean Cohort is faster (for time: < 1 is faster). Last, the memory
 # ceiling at 16 MiB from memcpy runs made before each of ours: the allreduce's
 # (the issue's formula and the two threads' measured copy), then every
-# collective's, with our busbw and what the floor asks as shares of it.
+# collective's, with our busbw and what the floor asks as shares of it. Then
+# the harness's memcpy and raw tcp references of this run against the
+# baselines' (how fast this machine is today compared with then).
 #
 # Knobs (environment):
 #   NPS REPEAT       rank counts and interleaved rounds (default "2 4 8", 3)
 #   TRANSPORTS       cohort-perf -t values to run (default "shm tcp")
 #   COLLS            cohort-perf collectives (default the five the peers run)
-#   PARTS            run_peers.sh parts (default "mpi_shm mpi_tcp gloo new")
+#   PARTS            run_peers.sh parts (default "memcpy tcp mpi_shm mpi_tcp gloo new")
+#   BASELINE         the baselines' summary.txt (default ../shared/peers/results/)
 #   EXTRA            more cohort-perf flags (e.g. "-A ring")
 #   COHORT_PERF COHORTRUN  the binaries (default: this tree's build/)
 #   COHORT_SHARED    the shared folder (default: ../../shared from this script)
@@ -33,10 +36,12 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SHARED=${COHORT_SHARED:-$(dirname "$0")/../../shared}
 PEERS="$SHARED/peers"
+# The summary the issue's baselines come from (its memcpy and tcp references).
+BASELINE=${BASELINE:-"$PEERS/results/summary.txt"}
 
-ratios() {  # ratios CSV [RESULTS_DIR]: the tables, from summarize.py's merged rows
-  python3 - "$1" "${2:-}" <<'PY'
-import csv, glob, os, statistics, sys
+ratios() {  # ratios CSV [RESULTS_DIR [BASELINE_SUMMARY]]: the tables, from summarize.py's merged rows
+  python3 - "$1" "${2:-}" "${3:-}" <<'PY'
+import csv, glob, os, re, statistics, sys
 from collections import defaultdict
 
 rows = defaultdict(dict)   # (lib, transport, kind, np) -> size -> (time_us, busbw)
@@ -170,12 +175,49 @@ if all(k in copies for k in want):
                      else f"{'-':>11}")
             print(f" {kind:<15} {np:>3}  {ours[1]:>7.3f}  {fmt(theirs[1] if theirs else None):>7}  "
                   f"{ceiling:>7.3f}  {ours[1] / ceiling:>10.0%}  {needs}")
+
+# The machine of this run against the one the baselines were taken on: the
+# harness's own references (its memcpy and tcp parts, in summary.txt) beside
+# those of the baseline summary, medians over rounds. The floors are ratios to
+# OpenMPI measured here; where this machine copies slower than the baseline's,
+# memory-bound operations (ours) lose more than latency-bound ones.
+MEMCPY_LINE = re.compile(r"^\s*memcpy\s+(\S+)\s+threads=(\d+)\s+per-thread mean\s+\S+"
+                         r"\s+best\s+\S+\s+aggregate\s+([\d.]+)")
+TCP_LINE = re.compile(r"^\s*(pingpong|stream|bidir)\s+(\d+) B\s+(\S+)\s+([\d.]+)\s+(us|GB/s)")
+
+def references(path):
+    found = defaultdict(list)   # label -> values
+    for line in open(path):
+        m = MEMCPY_LINE.match(line)
+        if m:
+            size, threads, aggregate = m.group(1), int(m.group(2)), float(m.group(3))
+            label = f"memcpy {size}, {threads} thread{'s' if threads > 1 else ''} (GB/s)"
+            found[label].append(aggregate)
+            continue
+        m = TCP_LINE.match(line)
+        if m:
+            kind, size, what, value, unit = m.groups()
+            size = int(size)
+            shown = f"{size >> 20}M" if size >= 1 << 20 else f"{size >> 10}K"
+            found[f"tcp {kind} {shown} {what} ({unit})"].append(float(value))
+    return {k: statistics.median(v) for k, v in found.items()}
+
+today_path = os.path.join(sys.argv[2], "summary.txt") if sys.argv[2] else ""
+if today_path and os.path.exists(today_path) and sys.argv[3] and os.path.exists(sys.argv[3]):
+    today, base = references(today_path), references(sys.argv[3])
+    common = [k for k in base if k in today]
+    if common:
+        print()
+        print(f"# This machine against the baselines' ({sys.argv[3]}), medians:")
+        print(f"#{'reference':<40} {'today':>8}  {'baseline':>8}  {'today/baseline':>14}")
+        for k in common:
+            print(f" {k:<40} {today[k]:>8.2f}  {base[k]:>8.2f}  {today[k] / base[k]:>14.2f}")
 PY
 }
 
 if [ "${1:-}" = "--ratios" ]; then
   dir=${2:-"${RES:-${TMPDIR:-/tmp}/cohort-peers/results}"}
-  ratios "$dir/all_rows.csv" "$dir"
+  ratios "$dir/all_rows.csv" "$dir" "$BASELINE"
   exit 0
 fi
 
@@ -208,7 +250,7 @@ for t in $TRANSPORTS; do
 done
 
 export NPS=${NPS:-"2 4 8"} REPEAT=${REPEAT:-3}
-export PARTS=${PARTS:-"mpi_shm mpi_tcp gloo new"}
+export PARTS=${PARTS:-"memcpy tcp mpi_shm mpi_tcp gloo new"}
 export NEW_CMD="$cmd" NEW_NAME=cohort
 export RES=${RES:-"${TMPDIR:-/tmp}/cohort-peers/results"}
 echo "compare.sh: NPS=\"$NPS\" REPEAT=$REPEAT TRANSPORTS=\"$TRANSPORTS\" results in $RES" >&2
@@ -216,5 +258,5 @@ mkdir -p "$RES"
 rc=0
 "$PEERS/run_peers.sh" || rc=$?
 echo
-ratios "$RES/all_rows.csv" "$RES" | tee "$RES/ratios.txt"
+ratios "$RES/all_rows.csv" "$RES" "$BASELINE" | tee "$RES/ratios.txt"
 exit $rc

@@ -2,7 +2,8 @@
 # compare_ratios_test.sh SOURCE_DIR - bench/compare.sh --ratios on made-up
 # results: the busbw ratios, the 1 KiB time ratio, and the memory ceilings
 # computed from the memcpy blocks (medians over runs, the streaming block kept
-# apart from the plain one): the allreduce table and every collective's.
+# apart from the plain one): the allreduce table and every collective's; and
+# the harness's memcpy and tcp references against the baselines'.
 set -euo pipefail
 src=$1
 dir=$(mktemp -d)
@@ -41,7 +42,25 @@ run cohort_np2_r1.txt 10 13 20 24
 run cohort_np2_r2.txt 12 50 18 30
 run cohort_np4_r1.txt 50 11 21 20
 
-out=$("$src/bench/compare.sh" --ratios "$dir")
+# The harness's references in this run's summary and in the baselines' (two
+# rounds today: medians 8 and 2.5 us; one 16 MiB row the baseline lacks).
+cat > "$dir/summary.txt" <<'TXT'
+memcpy reference (GB/s counting bytes copied once):
+  memcpy  64M  threads=1  per-thread mean   7.00  best   8.00  aggregate   7.00
+  memcpy  64M  threads=1  per-thread mean   9.00  best   9.50  aggregate   9.00
+  memcpy  16M  threads=2  per-thread mean   6.00  best   7.00  aggregate  12.00
+raw TCP loopback reference (2 processes, GB/s = 1e9 B/s):
+  pingpong 1024 B half-RTT 2.00 us
+  pingpong 1024 B half-RTT 3.00 us
+  bidir 67108864 B per-dir 0.500 GB/s
+TXT
+cat > "$dir/base.txt" <<'TXT'
+  memcpy  64M  threads=1  per-thread mean  16.00  best  17.00  aggregate  16.00
+  pingpong 1024 B half-RTT 10.00 us
+  bidir 67108864 B per-dir 1.000 GB/s
+TXT
+
+out=$(BASELINE="$dir/base.txt" "$src/bench/compare.sh" --ratios "$dir")
 echo "$out"
 fail() { echo "FAILED: $*" >&2; exit 1; }
 grep -Eq '^ +16777216 +9\.000 +2\.000 +4\.50$' <<<"$out" || fail "2-rank 16 MiB busbw ratio 4.50"
@@ -63,4 +82,9 @@ row allreduce 4 6.000 1.500 9.000 67% 83%
 row allgather 2 4.000 1.000 8.000 50% 25%
 row broadcast 4 5.000 1.000 12.000 42% 17%
 row alltoall 2 3.000 2.500 6.000 50% 83%
+ref() { grep -Eq "^ $1 +$2 +$3 +$4\$" <<<"$out" || fail "reference: $1"; }
+ref 'memcpy 64M, 1 thread \(GB/s\)' 8.00 16.00 0.50
+ref 'tcp pingpong 1K half-RTT \(us\)' 2.50 10.00 0.25
+ref 'tcp bidir 64M per-dir \(GB/s\)' 0.50 1.00 0.50
+grep -q 'memcpy 16M' <<<"$out" && fail "a reference the baseline lacks is shown"
 echo "compare_ratios_test: passed"
