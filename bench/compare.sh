@@ -26,7 +26,7 @@
 #   TRANSPORTS       cohort-perf -t values to run (default "shm tcp")
 #   COLLS            cohort-perf collectives (default the five the peers run)
 #   PARTS            run_peers.sh parts (default "memcpy tcp mpi_shm mpi_tcp gloo new")
-#   BASELINE         the baselines' summary.txt (default ../shared/peers/results/)
+#   BASELINE         the baselines' summary (default ../shared/peers/results/summary.txt)
 #   EXTRA            more cohort-perf flags (e.g. "-A ring")
 #   COHORT_PERF COHORTRUN  the binaries (default: this tree's build/)
 #   COHORT_SHARED    the shared folder (default: ../../shared from this script)
