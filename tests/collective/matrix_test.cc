@@ -6,6 +6,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "collective/datatype.h"
 #include "collective/expect.h"
 #include "collective/rank_pool.h"
 #include "test_util.h"
@@ -286,9 +287,7 @@ TEST_P(MatrixTest, EveryTypeOpAndCount) {
     for (int o = 0; o < kReduceOpCount; ++o) {
       const auto op = static_cast<ReduceOp>(o);
       if (!reduces(p.coll) && op != ReduceOp::kSum) continue;
-      const bool isFloat = type == DataType::kFloat16 || type == DataType::kBFloat16 ||
-                           type == DataType::kFloat32 || type == DataType::kFloat64;
-      if (op == ReduceOp::kAvg && !isFloat) continue;
+      if (op == ReduceOp::kAvg && !collective::isFloat(type)) continue;
       for (std::size_t count : {0u, 1u, 7u, 1023u}) {
         Case c{p.coll, type, op, count};
         c.root = p.n > 1 ? (count % static_cast<std::size_t>(p.n)) : 0;

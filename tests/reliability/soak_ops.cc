@@ -4,6 +4,7 @@
 #include <cstring>
 #include <random>
 
+#include "collective/datatype.h"
 #include "collective/expect.h"
 
 namespace cohort::testing {
@@ -37,11 +38,6 @@ std::vector<const char*> algorithmsFor(SoakKind kind) {
       return {""};
   }
   return {""};
-}
-
-bool isFloat(DataType t) {
-  return t == DataType::kFloat16 || t == DataType::kBFloat16 || t == DataType::kFloat32 ||
-         t == DataType::kFloat64;
 }
 
 // Device memory for one operation (at least one byte), freed on scope exit.
@@ -177,7 +173,7 @@ std::vector<SoakOp> makeSoakOps(std::size_t n, std::uint32_t seed, int ranks) {
   for (SoakOp& o : ops) {
     o.kind = static_cast<SoakKind>(pick(kSoakKinds));
     o.type = static_cast<DataType>(pick(kDataTypeCount));
-    o.op = static_cast<ReduceOp>(pick(isFloat(o.type) ? kReduceOpCount : kReduceOpCount - 1));
+    o.op = static_cast<ReduceOp>(pick(collective::isFloat(o.type) ? kReduceOpCount : kReduceOpCount - 1));
     // Sizes spread over six orders of magnitude: 0, a few, ..., 128 Ki elements.
     o.count = pick(10) == 0 ? 0 : (std::size_t{1} << pick(18)) + static_cast<std::size_t>(pick(7));
     if (o.kind == SoakKind::kAllToAll || o.kind == SoakKind::kGather ||
