@@ -52,6 +52,8 @@ class Communicator::Impl {
   bool runsInline(const collective::OpDesc& op, runtime::Stream* stream, bool repeat,
                   std::uint64_t enqueued, std::uint64_t completed, collective::Algo* algo);
   Status split(int color, int key, std::unique_ptr<Impl>* out);
+  /// Communicator::finalize(); the destructor calls it too.
+  Status finalize();
   void abort();
   Status asyncError() const;
   void setAsyncError(const Status& s);
@@ -188,6 +190,10 @@ class Communicator::Impl {
   bool failureLogged_ = false;                      // stream worker only
   bool failureSpread_ = false;                      // stream worker only
   bool inlineSmall_ = false;  // set at connect: every peer is another process
+  enum class Launch { kAuto, kWorker, kInline };
+  Launch launch_ = Launch::kAuto;  // COHORT_LAUNCH, read at create
+  bool finalized_ = false;    // finalize() ran; finalStatus_ is what it returned
+  Status finalStatus_;
   mutable std::mutex errorMu_;
   Status asyncError_;
   std::atomic<bool> asyncFailed_{false};  // asyncError_ is set (read without the lock)

@@ -101,6 +101,10 @@ Status Communicator::Impl::create(std::shared_ptr<transport::Store> store,
     COHORT_RETURN_IF_ERROR(collective::translateHcclAlgo(Config::global().hcclAlgo, &algo));
   }
   COHORT_RETURN_IF_ERROR(collective::AlgoOverrides::parse(algo, &impl->overrides_));
+  const std::string& launch = Config::global().launch;
+  impl->launch_ = launch == "worker"   ? Launch::kWorker
+                  : launch == "inline" ? Launch::kInline
+                                       : Launch::kAuto;
   COHORT_RETURN_IF_ERROR(runtime::streamCreate(&impl->stream_));
   COHORT_RETURN_IF_ERROR(runtime::eventCreate(&impl->before_));
   COHORT_RETURN_IF_ERROR(runtime::eventCreate(&impl->after_));
@@ -110,6 +114,7 @@ Status Communicator::Impl::create(std::shared_ptr<transport::Store> store,
                      device, s.message());
   }
   log::setRank(rank);
+  log::claimDeviceRank(device, rank, impl.get());
   trace::nameProcess(fmt::format("rank {}", rank));
   COHORT_LOG(kInfo, "collective", "communicator '{}' ready: rank {} of {}, {} node(s), {}", prefix,
              rank, size, impl->nodes,
@@ -184,9 +189,26 @@ Status Communicator::Impl::scratch(std::size_t bytes, void** out) {
   return scratch_.get(bytes, out);
 }
 
-Communicator::Impl::~Impl() {
+Status Communicator::Impl::finalize() {
+  if (finalized_) return finalStatus_;
+  finalized_ = true;
+  log::RankScope logAs(rank);
   (void)completeDeferred();  // they use the mesh (and this object)
+  // A failed operation was reported where it ran: this rank has left its peers already.
   if (stream_ != nullptr) (void)runtime::streamSynchronize(stream_);
+  if (mesh_ != nullptr && aborted_.load()) {
+    mesh_->abortNow();  // the peers' errors say so
+  } else if (mesh_ != nullptr && asyncError().ok()) {
+    finalStatus_ = mesh_->drain(execDeadline(), aborted_);
+    if (!finalStatus_.ok()) COHORT_LOG(kError, "collective", "{}", finalStatus_.toString());
+  }
+  return finalStatus_;
+}
+
+Communicator::Impl::~Impl() {
+  log::RankScope logAs(rank);
+  (void)finalize();
+  log::releaseDeviceRank(device, this);
   runtime::registryForgetComm(this);
   // Connections before transports (they use the transports' shared state).
   conns_.clear();
@@ -258,9 +280,14 @@ Deadline Communicator::Impl::execDeadline() const {
 Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Communicator::~Communicator() = default;
 
-void Communicator::destroy(std::unique_ptr<Communicator> comm, bool abortPending) {
-  if (comm != nullptr && abortPending) comm->abort();
+Status Communicator::finalize() { return recordError(impl_->finalize()); }
+
+Status Communicator::destroy(std::unique_ptr<Communicator> comm, bool abortPending) {
+  if (comm == nullptr) return Status::Ok();
+  if (abortPending) comm->abort();
+  Status s = comm->finalize();
   comm.reset();
+  return s;
 }
 
 Status Communicator::getUniqueId(UniqueId* id) {

@@ -7,6 +7,7 @@
 #include "collective/datatype.h"
 #include "common/trace.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "runtime/device.h"
 #include "runtime/stream.h"
 
@@ -135,6 +136,7 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
     return makeError(failed.code(), "{}: the communicator failed earlier: {}", collName(op.coll),
                      failed.message());
   }
+  log::RankScope logAs(rank);
   trace::Span span("enqueue", collName(op.coll));
   // `known`: checked_ describes this call (repeated, or checked just now).
   const std::uint64_t generation = runtime::resourceGeneration();
@@ -174,7 +176,7 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   collective::Algo algo = collective::Algo::kAuto;
   const bool inlined = runsInline(op, stream, known, enqueued, completed, &algo);
   const bool posts = inlined && stream != nullptr && algo == collective::Algo::kMesh &&
-                     mesh_->posts(op);
+                     mesh_->posts(op) && launch_ != Launch::kInline;
   const std::size_t ours = deferredPending_.load() ? 1 : 0;  // our completion on deferredOn_
   if (waiting > 0 && !(posts && stream == deferredOn_ && waiting == ours)) {
     (void)runtime::streamCompleteDeferred(stream);  // a failure is asyncError()'s too
@@ -258,7 +260,7 @@ constexpr std::size_t kInlineMeshCrowdedBytes = 2 << 20;
 bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream, bool repeat,
                                     std::uint64_t enqueued, std::uint64_t completed,
                                     collective::Algo* algo) {
-  if (!inlineSmall_ || op.coll == Coll::kSendRecv) return false;
+  if (!inlineSmall_ || op.coll == Coll::kSendRecv || launch_ == Launch::kWorker) return false;
   std::uint64_t commEnqueued = 0, commCompleted = 0;
   if (!progressOf(stream_, repeat && checked_.ownStreamLive, &commEnqueued, &commCompleted)
            .ok()) {

@@ -236,6 +236,7 @@ Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline dea
 }
 
 Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId, Algo chosen) {
+  log::RankScope logAs(rank);  // the stream's worker, or a caller's thread holding several ranks
   collective::OpHistory::RunScope scope(history_.get(), historyId);
   trace::Span span("collective", trace::enabled() ? op.describe() : std::string());
   const Deadline deadline = execDeadline();
@@ -250,6 +251,7 @@ Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId, Algo
 }
 
 Status Communicator::Impl::postOp(const OpDesc& op, runtime::Stream* stream, bool knownLive) {
+  log::RankScope logAs(rank);
   // Completions deferred on another stream first: one stream holds them all.
   if (deferredOn_ != stream && deferredPending_.load()) {
     COHORT_RETURN_IF_ERROR(completeDeferred());

@@ -18,6 +18,7 @@
 #include "collective/executor.h"
 #include "common/config.h"
 #include "common/error.h"
+#include "common/log.h"
 
 namespace cohort {
 
@@ -64,6 +65,7 @@ void Communicator::Impl::buildGroups(transport::shm::ShmTransport* shm) {
       shm, members, localRank, [this](std::size_t b, void** p) { return scratch(b, p); });
   // A posted call that postOp() left to the caller's stream ends here.
   mesh_->onPosted([this](const collective::OpDesc& op, std::uint64_t id, Deadline d, Status s) {
+    log::RankScope logAs(rank);  // any thread that completes the call
     s = concludeOp(op, id, std::move(s), d);
     if (!s.ok()) setAsyncError(s);
     return s;

@@ -66,7 +66,7 @@ Mesh::Mesh(transport::shm::ShmTransport* shm,
       scratch_(std::move(scratch)), waitPolicy_(WaitPolicy::forPeersFromConfig(n_)),
       crowded_(moreThanProcessors(n_)), views_(std::make_unique<Views>()) {}
 
-Mesh::~Mesh() { leave(); }
+Mesh::~Mesh() { leave(transport::shm::Departure::kDestroyed); }
 
 bool Mesh::supports(Coll c) {
   switch (c) {
@@ -375,6 +375,7 @@ Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
   // Everyone passes the completion barrier, even after a failure, so that the
   // node's barrier counts stay aligned; the failure is returned afterwards.
   Status done = barrier(op, "completion", deadline, aborted);
+  depart();
   if (!s.ok()) return s;
   COHORT_RETURN_IF_ERROR(done);
   if (out != op.output) std::memcpy(op.output, out, bytes);
@@ -437,6 +438,12 @@ void Mesh::reducePosted(const OpDesc& op, std::uint64_t call) {
 }
 
 Status Mesh::run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
+  Status s = runOnce(op, deadline, aborted);
+  depart();
+  return s;
+}
+
+Status Mesh::runOnce(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
   static_assert(kStagedCrowdedBytes <= kStagingBytes, "post slot too small");
   if (posts(op)) {
     std::uint64_t call = 0;

@@ -43,7 +43,7 @@ class Mesh {
   /// segment) for buffers that are plain host memory.
   Mesh(transport::shm::ShmTransport* shm, std::vector<const transport::shm::ShmPeer*> members,
        int me, std::function<Status(std::size_t, void**)> scratch);
-  /// Marks this rank as gone for its peers (see leave()).
+  /// Marks this rank as gone for its peers (destroyed, unless it left already).
   ~Mesh();
   Mesh(const Mesh&) = delete;
   Mesh& operator=(const Mesh&) = delete;
@@ -91,6 +91,15 @@ class Mesh {
   bool pulls(const OpDesc& op) const;
   /// Whether the group has more members than this node has processors.
   bool crowded() const { return crowded_; }
+  /// Before this rank leaves for good (destroy): waits until every member still in the group
+  /// has finished every call this rank made, i.e. read what this rank's slots and buffers
+  /// hold (a broadcast's root returns before its readers copy, a posted call before the
+  /// others complete it), so that leaving fails none of them. Members that left or died
+  /// are not waited for. Logs whom it waits for after a second; kTimeout naming them at
+  /// `deadline`; kAborted if `aborted` is set meanwhile.
+  Status drain(Deadline deadline, const std::atomic<bool>& aborted);
+  /// Leaves now, telling the peers that this rank aborted.
+  void abortNow() { leave(transport::shm::Departure::kAborted); }
 
  private:
   struct Views;  // the peers' buffers of one op, mapped here
@@ -153,7 +162,9 @@ class Mesh {
                     const std::function<bool(int)>& behind = {}) const;
   /// Tells the peers this rank takes no further part: a peer waiting in a barrier
   /// fails with kRemoteError at its next liveness check (within 200 ms).
-  void leave();
+  void leave(transport::shm::Departure why = transport::shm::Departure::kFailed);
+  /// How member j left (for the errors of the ones still here).
+  const char* departureText(int j) const;
   /// Describes this call in this rank's slot, waits for every member at the
   /// arrival barrier and checks that they made the same call; with `views`, also
   /// publishes `in`/`out` and maps the members' buffers there. Without (a staged
@@ -161,6 +172,11 @@ class Mesh {
   Status publish(const OpDesc& op, const void* in, const void* out, Deadline deadline,
                  const std::atomic<bool>& aborted, Views* views);
   Status large(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
+  /// run() without the departure note.
+  Status runOnce(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
+  /// Tells drain() on the other members that this rank read nothing of theirs after its
+  /// barriers so far.
+  void depart();
   void work(const OpDesc& op, const Views& v);
   bool streams(const OpDesc& op) const;
   Status hostFallback(const OpDesc& op, std::size_t inBytes, std::size_t outBytes,

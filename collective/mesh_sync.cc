@@ -15,6 +15,7 @@
 #include "collective/mesh.h"
 #include "collective/op_history.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "common/trace.h"
 
 namespace cohort::collective {
@@ -31,8 +32,92 @@ constexpr int kQuickLooks = 128;  // barrier: pauses before the timed wait
 constexpr std::uint64_t kLeft = ~std::uint64_t(0);
 }  // namespace
 
-void Mesh::leave() {
-  members_[static_cast<std::size_t>(me_)]->block->arrive.store(kLeft, std::memory_order_release);
+void Mesh::leave(transport::shm::Departure why) {
+  ControlBlock* mine = members_[static_cast<std::size_t>(me_)]->block;
+  std::uint32_t none = 0;  // the first reason stays
+  mine->departure.compare_exchange_strong(none, static_cast<std::uint32_t>(why),
+                                          std::memory_order_relaxed);
+  mine->arrive.store(kLeft, std::memory_order_release);
+}
+
+const char* Mesh::departureText(int j) const {
+  using transport::shm::Departure;
+  switch (static_cast<Departure>(members_[static_cast<std::size_t>(j)]->block->departure.load(
+      std::memory_order_relaxed))) {
+    case Departure::kAborted: return "aborted its communicator";
+    case Departure::kDestroyed: return "destroyed its communicator";
+    case Departure::kFailed: return "left the communicator after a failure";
+    default: return "left the communicator";
+  }
+}
+
+// One store to this rank's own line per call: nobody reads it but a member's drain().
+void Mesh::depart() {
+  members_[static_cast<std::size_t>(me_)]->block->depart.store(barriers_,
+                                                               std::memory_order_release);
+}
+
+// The destroying rank waits, rather than keeping its data alive past its communicator:
+// the data are in this rank's device memory and control block, which the runtime and
+// the transport release with it (and with the process), and peers on the same process
+// see the block's memory reused. A peer that synchronizes its stream late (the calls
+// were issued, their completion deferred to the sync) is waited for as long as a
+// collective would wait for it.
+Status Mesh::drain(Deadline deadline, const std::atomic<bool>& aborted) {
+  {
+    std::lock_guard<std::mutex> lock(postMu_);
+    if (!postFailure_.ok()) return Status::Ok();  // this rank left already
+  }
+  const std::uint64_t barriers = barriers_, posts = posts_;
+  auto owes = [&](int j) {  // member j may still read something of this rank's
+    if (j == me_) return false;
+    const ControlBlock* b = members_[static_cast<std::size_t>(j)]->block;
+    if (b->arrive.load(std::memory_order_acquire) == kLeft) return false;
+    return b->depart.load(std::memory_order_acquire) < barriers ||
+           b->finished.load(std::memory_order_acquire) < posts;
+  };
+  auto ready = [&] {
+    for (int j = 0; j < n_; ++j) {
+      if (owes(j)) return false;
+    }
+    return true;
+  };
+  ControlBlock* lead = members_[0]->block;
+  const auto logAt = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  bool logged = false;
+  while (!ready()) {
+    Deadline slice = Deadline::after(std::chrono::milliseconds(10));
+    if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
+    if (lead->sharedWake.waitUntil(ready, slice, waitPolicy_)) break;
+    std::string late;
+    for (int j = 0; j < n_; ++j) {
+      const auto* m = members_[static_cast<std::size_t>(j)];
+      if (owes(j) && !(kill(m->pid, 0) != 0 && errno == ESRCH)) {
+        late += fmt::format("{}{}", late.empty() ? "" : ", ", m->rank);
+      }
+    }
+    if (late.empty()) break;  // the rest died: nobody is left to read
+    if (aborted.load()) {
+      return makeError(ErrorCode::kAborted, "rank {}: destroy aborted while rank(s) {} had not "
+                       "finished the calls made with this rank",
+                       members_[static_cast<std::size_t>(me_)]->rank, late);
+    }
+    if (deadline.expired()) {
+      return makeError(ErrorCode::kTimeout,
+                       "rank {}: destroy waited for rank(s) {} to finish the calls made with "
+                       "this rank (through call {} and posted call {}), in vain: this rank leaves "
+                       "now and their calls with it fail",
+                       members_[static_cast<std::size_t>(me_)]->rank, late, barriers, posts);
+    }
+    if (!logged && std::chrono::steady_clock::now() >= logAt) {
+      logged = true;
+      COHORT_LOG(kWarn, "collective",
+                 "destroy of rank {} waits for rank(s) {} to finish the calls made with this "
+                 "rank (they read its data; at most COHORT_EXEC_TIMEOUT)",
+                 members_[static_cast<std::size_t>(me_)]->rank, late);
+    }
+  }
+  return Status::Ok();
 }
 
 // The comparison comes first: the text is made only for a difference.
@@ -116,7 +201,7 @@ Status Mesh::waitFor(const OpDesc& op, const char* phase, Deadline deadline,
     if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
     if (lead->sharedWake.waitUntil(ready, slice, waitPolicy_)) return Status::Ok();
     if (aborted.load()) {
-      leave();  // peers waiting for this rank fail instead of hanging
+      leave(transport::shm::Departure::kAborted);  // peers waiting for it fail, not hang
       return makeError(ErrorCode::kAborted, "{} aborted on this rank ({})", op.describe(), phase);
     }
     // A peer that made another call is the cause when it also left since.
@@ -158,9 +243,8 @@ Status Mesh::waitForRoot(const OpDesc& op, std::uint64_t arrival, Deadline deadl
   COHORT_RETURN_IF_ERROR(crossedCall(op, false));  // it left having posted this call instead
   std::string late;
   COHORT_RETURN_IF_ERROR(checkPeers(op, "the root's arrival", &late));
-  return makeError(ErrorCode::kRemoteError,
-                   "root rank {} (process {}) left the communicator during {}", from->rank,
-                   from->pid, op.describe());
+  return makeError(ErrorCode::kRemoteError, "root rank {} (process {}) {} during {}", from->rank,
+                   from->pid, departureText(op.root), op.describe());
 }
 
 // A small broadcast's root needs nobody, its readers only the root. The root
@@ -425,10 +509,8 @@ Status Mesh::checkPeers(const OpDesc& op, const char* phase, std::string* late,
     if (j == me_) continue;
     const std::uint64_t arrived = m->block->arrive.load(std::memory_order_acquire);
     if (arrived == kLeft) {
-      return makeError(ErrorCode::kRemoteError,
-                       "remote rank {} (process {}) left the communicator (failed, aborted or "
-                       "destroyed) during {} ({})",
-                       m->rank, m->pid, op.describe(), phase);
+      return makeError(ErrorCode::kRemoteError, "remote rank {} (process {}) {} during {} ({})",
+                       m->rank, m->pid, departureText(j), op.describe(), phase);
     }
     if (behind ? behind(j) : arrived < barriers_) {
       *late += (late->empty() ? "" : ", ") + std::to_string(m->rank);

@@ -61,9 +61,31 @@ std::size_t OpDesc::outputBytes(int n) const {
   }
 }
 
+// Only the fields the operation has: a broadcast has no reduce op, an allreduce no root, a
+// send/recv batch neither a count nor a sequence shared with the peers.
 std::string OpDesc::describe() const {
-  return fmt::format("{} #{} ({} x {}, {}, root {})", collName(coll), seq, count,
-                     dataTypeName(type), reduceOpName(op), root);
+  const bool reduces = coll == Coll::kAllReduce || coll == Coll::kReduce ||
+                       coll == Coll::kReduceScatter || coll == Coll::kReduceScatterV;
+  const bool rooted = coll == Coll::kBroadcast || coll == Coll::kReduce ||
+                      coll == Coll::kGather || coll == Coll::kScatter;
+  if (coll == Coll::kBarrier) return fmt::format("barrier #{}", seq);
+  if (coll == Coll::kSendRecv) {
+    std::string what;
+    for (const auto& it : items) {
+      what += fmt::format("{}{} {} x {} {} rank {}", what.empty() ? "" : ", ",
+                          it.isSend ? "send" : "recv", it.count, dataTypeName(it.type),
+                          it.isSend ? "to" : "from", it.peer);
+      if (what.size() > 200) {
+        what += ", ...";
+        break;
+      }
+    }
+    return fmt::format("{} ({})", collName(coll), what);
+  }
+  std::string fields = fmt::format("{} x {}", count, dataTypeName(type));
+  if (reduces) fields += fmt::format(", {}", reduceOpName(op));
+  if (rooted) fields += fmt::format(", root {}", root);
+  return fmt::format("{} #{} ({})", collName(coll), seq, fields);
 }
 
 std::string fingerprintDiff(const std::array<std::uint64_t, 4>& a,

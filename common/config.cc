@@ -166,6 +166,8 @@ const std::vector<Var>& vars() {
          return true;
        },
        [](const Config& c) { return std::string(c.deterministic ? "1" : "0"); }},
+      choiceVar("COHORT_LAUNCH", "one of auto, worker, inline", {"auto", "worker", "inline"},
+                &Config::launch),
       stringVar("COHORT_JOB_TOKEN", &Config::jobToken),
       stringVar("COHORT_HOST_ID", &Config::hostId),
       stringVar("COHORT_WHITELIST_FILE", &Config::whitelistFile),

@@ -53,6 +53,10 @@ struct Config {
   std::string hcclAlgo;                ///< HCCL_ALGO, in HCCL's syntax
   std::uint64_t buffSize = 200ull << 20;
   bool deterministic = false;
+  /// Where operations run: auto (the communicator chooses per call: posted, inline or the
+  /// stream's worker), worker (always the stream's worker), inline (on the calling thread
+  /// where that is possible, never posted). For tests and diagnosis of one path.
+  std::string launch = "auto";
   // Identity, security, tracing.
   std::string jobToken;
   std::string hostId;

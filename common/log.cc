@@ -27,6 +27,14 @@ struct State {
 
 std::atomic<int> gRank{-1};
 thread_local int tDevice = -1;
+constexpr int kNoScope = -2;
+thread_local int tRank = kNoScope;  // a RankScope's rank, or kNoScope
+constexpr int kMaxDevices = 64;
+struct DeviceRank {
+  std::atomic<int> rank{-1};
+  std::atomic<const void*> owner{nullptr};
+};
+DeviceRank gDeviceRank[kMaxDevices];
 
 spdlog::level::level_enum toSpd(LogLevel level) {
   switch (level) {
@@ -106,13 +114,35 @@ void write(LogLevel level, std::string_view subsystem, std::string_view message)
     std::lock_guard<std::mutex> lock(s.mutex);
     logger = s.logger;
   }
-  const int rank = gRank.load(std::memory_order_relaxed);
+  int rank = tRank;
+  if (rank == kNoScope && tDevice >= 0 && tDevice < kMaxDevices) {
+    rank = gDeviceRank[tDevice].rank.load(std::memory_order_relaxed);
+  }
+  if (rank == kNoScope || rank < 0) rank = gRank.load(std::memory_order_relaxed);
   std::string where = rank >= 0 ? fmt::format("rank {}", rank) : std::string("rank -");
   where += tDevice >= 0 ? fmt::format(" dev {}", tDevice) : std::string(" dev -");
   logger->log(toSpd(level), "[{}] [{}] {}", where, subsystem, message);
 }
 
 void setRank(int rank) { gRank = rank; }
+
+void claimDeviceRank(int device, int rank, const void* owner) {
+  if (device < 0 || device >= kMaxDevices) return;
+  const void* none = nullptr;
+  if (gDeviceRank[device].owner.compare_exchange_strong(none, owner)) {
+    gDeviceRank[device].rank.store(rank, std::memory_order_relaxed);
+  }
+}
+
+void releaseDeviceRank(int device, const void* owner) {
+  if (device < 0 || device >= kMaxDevices) return;
+  if (gDeviceRank[device].owner.load() != owner) return;
+  gDeviceRank[device].rank.store(-1, std::memory_order_relaxed);
+  gDeviceRank[device].owner.store(nullptr);
+}
+
+RankScope::RankScope(int rank) : outer_(tRank) { tRank = rank; }
+RankScope::~RankScope() { tRank = outer_; }
 
 void setThreadDevice(int device) { tDevice = device; }
 

@@ -17,10 +17,29 @@ namespace cohort::log {
 bool enabled(LogLevel level, std::string_view subsystem);
 /// Writes one line (the message is already formatted).
 void write(LogLevel level, std::string_view subsystem, std::string_view message);
-/// The rank shown in every line of this process (-1 = none).
+/// The rank shown in every line of this process (-1 = none), unless a RankScope on the
+/// logging thread names another: a process may hold several ranks (one per device thread).
 void setRank(int rank);
+/// Lines this thread writes while the scope lives show `rank` (nested scopes restore the outer
+/// one). The communicator opens one around everything it does on a thread. Not copyable.
+class RankScope {
+ public:
+  explicit RankScope(int rank);
+  ~RankScope();
+  RankScope(const RankScope&) = delete;
+  RankScope& operator=(const RankScope&) = delete;
+
+ private:
+  int outer_;
+};
 /// The device shown in this thread's lines (-1 = none); the runtime sets it.
 void setThreadDevice(int device);
+/// The rank that uses `device` in this process (-1 = none): lines of a thread on that
+/// device without a RankScope (the runtime's stream workers) show it. The first
+/// communicator on a device names it and clears it when it goes; a sub-communicator on
+/// the same device leaves it alone.
+void claimDeviceRank(int device, int rank, const void* owner);
+void releaseDeviceRank(int device, const void* owner);
 /// Re-reads the log settings (tests; a changed config).
 void configure(const Config& config);
 

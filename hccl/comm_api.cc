@@ -51,8 +51,11 @@ HcclResult HcclCommDestroy(HcclComm comm) {
       case CommRegistry::Removal::kRemoved:
         break;
     }
-    entry.reset();  // waits for the communicator's pending operations
-    return Status::Ok();
+    // Waits for the communicator's pending operations and for the peers still reading
+    // this rank's data; a peer that never comes is HCCL_E_TIMEOUT (it is released anyway).
+    Status finished = entry->comm->finalize();
+    entry.reset();
+    return finished;
   });
 }
 

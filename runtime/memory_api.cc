@@ -1,8 +1,12 @@
 // Public memory functions (cohort/runtime.h): allocation, copies with their
 // checks, pointer attributes, and export/import between processes.
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "runtime/api.h"
 #include "runtime/ipc_handle.h"
@@ -334,6 +338,66 @@ Status memImport(const MemHandle& handle, void** ptr) {
 
 Status memClose(void* importedPtr) {
   return apiCall([&](DeviceManager& m) { return m.closeMapping(importedPtr); });
+}
+
+namespace {
+struct SharedSegment {
+  int fd;
+  std::size_t bytes;
+};
+std::mutex gSharedMu;
+std::map<void*, SharedSegment>& sharedSegments() {
+  static auto* segments = new std::map<void*, SharedSegment>();  // used until exit
+  return *segments;
+}
+}  // namespace
+
+Status sharedAlloc(std::size_t bytes, void** ptr, MemHandle* handle) {
+  if (ptr == nullptr || handle == nullptr || bytes == 0) {
+    return Status(ErrorCode::kInvalidArgument, "sharedAlloc: null output or zero size");
+  }
+  const int fd = memfd_create("cohort-shared", MFD_CLOEXEC);
+  if (fd < 0) return systemError(errno, "sharedAlloc: memfd_create");
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    const int err = errno;
+    close(fd);
+    return systemError(err, fmt::format("sharedAlloc: ftruncate to {} bytes", bytes));
+  }
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    const int err = errno;
+    close(fd);
+    return systemError(err, fmt::format("sharedAlloc: mmap of {} bytes", bytes));
+  }
+  IpcHandle h{};
+  h.magic = kIpcMagic;
+  h.version = kIpcVersion;
+  h.pid = static_cast<std::int32_t>(getpid());
+  h.fd = fd;
+  h.offset = 0;
+  h.size = bytes;
+  h.physicalDevice = -1;
+  *handle = encodeIpcHandle(h);
+  std::lock_guard<std::mutex> lock(gSharedMu);
+  sharedSegments()[p] = SharedSegment{fd, bytes};
+  *ptr = p;
+  return Status::Ok();
+}
+
+Status sharedFree(void* ptr) {
+  SharedSegment seg{};
+  {
+    std::lock_guard<std::mutex> lock(gSharedMu);
+    auto it = sharedSegments().find(ptr);
+    if (it == sharedSegments().end()) {
+      return makeError(ErrorCode::kInvalidPointer, "sharedFree: {} is not from sharedAlloc", ptr);
+    }
+    seg = it->second;
+    sharedSegments().erase(it);
+  }
+  munmap(ptr, seg.bytes);
+  close(seg.fd);
+  return Status::Ok();
 }
 
 }  // namespace cohort::runtime

@@ -92,14 +92,19 @@ class Communicator {
   static Status initAll(const std::vector<int>& devices,
                         std::vector<std::unique_ptr<Communicator>>* out);
 
-  /// Waits for the pending operations (as the destructor does), then releases
-  /// the communicator.
+  /// finalize() (its error is logged), then releases the communicator.
   ~Communicator();
-  /// Releases `comm`. abortPending false: as the destructor. true: aborts first,
-  /// so the operation in flight fails within 1 s and queued ones fail at once
-  /// (kAborted); peers see this rank leave. Either way the process may then
-  /// create new communicators.
-  static void destroy(std::unique_ptr<Communicator> comm, bool abortPending);
+  /// Waits for this rank's pending operations, then until every peer has finished the
+  /// calls it made with this rank (a broadcast's root returns from its sync before the
+  /// others have read its data), at most COHORT_EXEC_TIMEOUT: then kTimeout naming the
+  /// peers that never came. Leaving after it fails no peer's call. Idempotent: later
+  /// calls return the first result. Not after abort() (it returns at once).
+  Status finalize();
+  /// Releases `comm`. abortPending false: finalize(), then the destructor; returns
+  /// finalize()'s status. true: aborts first, so the operation in flight fails within 1 s
+  /// and queued ones fail at once (kAborted); peers see this rank leave, and their calls
+  /// with it fail saying so. Either way the process may then create new communicators.
+  static Status destroy(std::unique_ptr<Communicator> comm, bool abortPending);
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
 

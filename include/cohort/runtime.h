@@ -123,6 +123,13 @@ Status memSegmentOffset(const void* ptr, int* device, std::uint64_t* offset);
 Status memImport(const MemHandle& handle, void** ptr);
 /// Unmaps an imported buffer.
 Status memClose(void* importedPtr);
+/// Zeroed host memory in a segment of its own (not the pinned pool), exported in *handle:
+/// for state that peers of this node map with memImport and may still read after its
+/// owner released it. sharedFree() unmaps it here; every importer's mapping (in this
+/// process too) stays valid, with the last contents, until that importer's memClose, and
+/// the memory is never reused meanwhile. Thread-safe.
+Status sharedAlloc(std::size_t bytes, void** ptr, MemHandle* handle);
+Status sharedFree(void* ptr);
 
 // ---- Streams ----------------------------------------------------------------------
 

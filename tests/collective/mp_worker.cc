@@ -378,7 +378,7 @@ int posted(std::unique_ptr<Communicator> comm) {
   for (std::size_t i = 0; i < kCount; ++i) v[i] = r + 1;
   st = comm->allReduce(buf, buf, kCount, DataType::kInt64, ReduceOp::kSum, s);
   if (!st.ok()) return fail(r, "allreduce before destroy", st);
-  Communicator::destroy(std::move(comm), false);
+  (void)Communicator::destroy(std::move(comm), false);
   if (v[0] != n * (n + 1) / 2) {
     std::printf("rank %d: after destroy: %lld\n", r, static_cast<long long>(v[0]));
     return 5;

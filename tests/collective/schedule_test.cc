@@ -9,6 +9,7 @@
 #include <map>
 
 #include "collective/datatype.h"
+#include "collective/op.h"
 #include "collective/schedule.h"
 
 namespace cohort::collective {
@@ -303,6 +304,32 @@ TEST(ScheduleTest, BlocksCoverTheRangeExactly) {
       EXPECT_EQ(next, total);
     }
   }
+}
+
+// An operation's description (in every error and log line) shows only the fields the
+// operation has: no reduce op for a broadcast, no root for an allreduce.
+TEST(OpDescribe, ShowsOnlyTheFieldsTheOperationHas) {
+  OpDesc op;
+  op.seq = 4;
+  op.count = 8;
+  op.type = DataType::kFloat32;
+  op.op = ReduceOp::kMax;
+  op.root = 2;
+  op.coll = Coll::kBroadcast;
+  EXPECT_EQ(op.describe(), "broadcast #4 (8 x float, root 2)");
+  op.coll = Coll::kAllReduce;
+  EXPECT_EQ(op.describe(), "allreduce #4 (8 x float, max)");
+  op.coll = Coll::kReduce;
+  EXPECT_EQ(op.describe(), "reduce #4 (8 x float, max, root 2)");
+  op.coll = Coll::kAllGather;
+  EXPECT_EQ(op.describe(), "allgather #4 (8 x float)");
+  op.coll = Coll::kBarrier;
+  EXPECT_EQ(op.describe(), "barrier #4");
+  op.coll = Coll::kSendRecv;
+  int buf = 0;
+  op.items = {SendRecvItem{true, &buf, 3, DataType::kInt32, 1},
+              SendRecvItem{false, &buf, 5, DataType::kInt8, 0}};
+  EXPECT_EQ(op.describe(), "sendrecv (send 3 x int32 to rank 1, recv 5 x int8 from rank 0)");
 }
 
 }  // namespace

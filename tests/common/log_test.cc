@@ -47,6 +47,45 @@ TEST(LogTest, FileLinesCarryTimePidRankDeviceAndSubsystem) {
   std::filesystem::remove_all(dir);
 }
 
+// A process holding several ranks (one thread per device, HcclCommInitAll): each line
+// names the rank of the thread that writes it, not the last rank the process made.
+TEST(LogTest, LinesNameTheRankOfTheirThreadOrDevice) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("cohort_log_rank_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  log::configure(Config::parse({{"COHORT_LOG_DIR", dir.string()}, {"COHORT_LOG_LEVEL", "info"}}));
+  log::setRank(7);  // the last communicator made in this process
+  const int owner = 0, other = 0;
+  log::claimDeviceRank(4, 2, &owner);
+  log::claimDeviceRank(4, 5, &other);  // a second claim (a sub-communicator) is ignored
+  log::setThreadDevice(4);
+  COHORT_LOG(kInfo, "runtime", "worker of device 4");
+  {
+    log::RankScope scope(1);
+    COHORT_LOG(kInfo, "collective", "inside a scope");
+    {
+      log::RankScope inner(6);
+      COHORT_LOG(kInfo, "collective", "nested");
+    }
+    COHORT_LOG(kInfo, "collective", "outer again");
+  }
+  log::releaseDeviceRank(4, &owner);
+  COHORT_LOG(kInfo, "runtime", "released");
+  log::setThreadDevice(3);
+  COHORT_LOG(kInfo, "runtime", "unclaimed device");
+  log::configure(Config::parse({}));
+  const std::string text = readFile((dir / ("cohort_" + std::to_string(::getpid()) + ".log")).string());
+  EXPECT_NE(text.find("[rank 2 dev 4] [runtime] worker of device 4"), std::string::npos) << text;
+  EXPECT_NE(text.find("[rank 1 dev 4] [collective] inside a scope"), std::string::npos) << text;
+  EXPECT_NE(text.find("[rank 6 dev 4] [collective] nested"), std::string::npos) << text;
+  EXPECT_NE(text.find("[rank 1 dev 4] [collective] outer again"), std::string::npos) << text;
+  EXPECT_NE(text.find("[rank 7 dev 4] [runtime] released"), std::string::npos) << text;
+  EXPECT_NE(text.find("[rank 7 dev 3] [runtime] unclaimed device"), std::string::npos) << text;
+  log::setRank(-1);
+  log::setThreadDevice(-1);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(LogTest, DefaultLevelIsWarn) {
   log::configure(Config::parse({}));
   EXPECT_FALSE(log::enabled(LogLevel::kInfo, "runtime"));

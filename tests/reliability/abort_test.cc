@@ -128,7 +128,7 @@ TEST(ABORT_SUITE, DestroyWithAbortThenRecover) {
     }
     std::this_thread::sleep_for(100ms);
     const auto start = std::chrono::steady_clock::now();
-    Communicator::destroy(std::move(comms[0]), /*abortPending=*/true);
+    (void)Communicator::destroy(std::move(comms[0]), /*abortPending=*/true);
     destroyTook = secondsSince(start);
     pending = runtime::streamSynchronize(nullptr);
   });
@@ -146,10 +146,13 @@ TEST(ABORT_SUITE, DestroyWithAbortThenRecover) {
     peer = comms[1]->allReduce(buf, buf, 1 << 20, DataType::kFloat32, ReduceOp::kSum, nullptr);
     if (peer.ok()) peer = runtime::streamSynchronize(nullptr);
     peerTook = secondsSince(start);
-    Communicator::destroy(std::move(comms[1]), /*abortPending=*/false);
+    (void)Communicator::destroy(std::move(comms[1]), /*abortPending=*/false);
     (void)runtime::deviceFree(buf);
   });
   EXPECT_ERROR(peer, kRemoteError, "rank 0");
+  // Abort's contract: the peers' error says that the peer aborted (mesh: its departure
+  // note; tcp: its error frame), not only that it went.
+  EXPECT_NE(peer.message().find("abort"), std::string::npos) << peer.toString();
   EXPECT_LT(peerTook, 2.0);
   onRanks(1, [&](int) { (void)runtime::deviceFree(kept); });
   // Recovery: the same devices, a new pair.
@@ -175,7 +178,7 @@ TEST(ABORT_SUITE, DestroyWaitsForPendingOperations) {
     runtime::Stream* s = nullptr;
     ASSERT_OK(runtime::streamCreate(&s));
     ASSERT_OK(comms[r]->allReduce(buf, buf, kCount, DataType::kInt32, ReduceOp::kSum, s));
-    Communicator::destroy(std::move(comms[r]), /*abortPending=*/false);
+    (void)Communicator::destroy(std::move(comms[r]), /*abortPending=*/false);
     // The communicator's stream finished the operation; ours only waits for it.
     ASSERT_OK(runtime::streamSynchronize(s));
     for (std::size_t i = 0; errors[r].empty() && i < kCount; ++i) {

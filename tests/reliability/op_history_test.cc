@@ -52,15 +52,15 @@ TEST(OpHistoryTest, RecordsEachStateAndFormatsIt) {
   const std::string text = h.format();
   EXPECT_NE(text.find("rank 3 of 4, test (pid "), std::string::npos) << text;
   EXPECT_NE(text.find("last 3 operation(s), oldest first"), std::string::npos) << text;
-  EXPECT_NE(text.find("[1] allreduce #1 (1024 x float, sum, root 0) | done allreduce=ring tcp"),
+  EXPECT_NE(text.find("[1] allreduce #1 (1024 x float, sum) | done allreduce=ring tcp"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("[2] allreduce #2 (1024 x float, sum, root 0) | running allreduce=mesh "
+  EXPECT_NE(text.find("[2] allreduce #2 (1024 x float, sum) | running allreduce=mesh "
                       "shm since"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("waiting for rank(s) 1"), std::string::npos) << text;
-  EXPECT_NE(text.find("[3] allreduce #3 (1024 x float, sum, root 0) | queued at"),
+  EXPECT_NE(text.find("[3] allreduce #3 (1024 x float, sum) | queued at"),
             std::string::npos)
       << text;
   h.finished(b, Status(ErrorCode::kTimeout, "rank 0: timed out waiting for rank 1"));

@@ -64,6 +64,7 @@ struct Run {
   runtime::Stream* stream;
   int r, n;
   std::size_t e, count, all;  // element size, count, count * n
+  const SoakHooks& hooks;
 
   double value(int rank, std::size_t i) const { return inputValue(op.op, rank, i); }
   void fill(char* at, std::size_t elems, int rank) const {
@@ -73,8 +74,13 @@ struct Run {
     if (op.op != ReduceOp::kAvg) return 0;
     return op.type == DataType::kFloat16 || op.type == DataType::kBFloat16 ? 1e-2 : 1e-6;
   }
+  void issuing() const {
+    if (hooks.beforeIssue) hooks.beforeIssue();
+  }
   std::string finish(Status s) const {
+    if (s.ok() && hooks.beforeSync) hooks.beforeSync();
     if (s.ok()) s = runtime::streamSynchronize(stream);
+    if (hooks.afterSync) hooks.afterSync();
     return s.ok() ? "" : s.toString();
   }
 };
@@ -87,6 +93,7 @@ std::string reduction(const Run& x) {
   char* src = x.op.inPlace ? out.get() : in.get();
   x.fill(src, inElems, x.r);
   char* dst = scatter && x.op.inPlace ? out.get() + x.r * x.count * x.e : out.get();
+  x.issuing();
   Status s;
   if (x.op.kind == SoakKind::kAllReduce) {
     s = x.comm.allReduce(src, dst, x.count, x.op.type, x.op.op, x.stream);
@@ -110,6 +117,7 @@ std::string gathering(const Run& x) {
   const bool inPlace = x.op.inPlace && x.op.kind == SoakKind::kAllGather;
   char* src = inPlace ? out.get() + x.r * x.count * x.e : in.get();
   x.fill(src, a2a ? x.all : x.count, x.r);
+  x.issuing();
   Status s = x.op.kind == SoakKind::kAllGather
                  ? x.comm.allGather(src, out.get(), x.count, x.op.type, x.stream)
              : a2a ? x.comm.allToAll(src, out.get(), x.count, x.op.type, x.stream)
@@ -132,6 +140,7 @@ std::string distribution(const Run& x) {
   if (!in.ok() || !out.ok()) return "device memory";
   const int root = x.op.root;
   if (x.r == root) x.fill(bcast ? out.get() : in.get(), bcast ? x.count : x.all, root);
+  x.issuing();
   Status s = bcast ? x.comm.broadcast(out.get(), x.count, x.op.type, root, x.stream)
                    : x.comm.scatter(in.get(), out.get(), x.count, x.op.type, root, x.stream);
   std::string bad = x.finish(s);
@@ -147,6 +156,7 @@ std::string exchange(const Run& x) {
   if (!in.ok() || !out.ok()) return "device memory";
   x.fill(in.get(), x.count, x.r);
   const int next = (x.r + 1) % x.n, prev = (x.r + x.n - 1) % x.n;
+  x.issuing();
   Status s = Communicator::groupStart();
   if (s.ok()) s = x.comm.send(in.get(), x.count, x.op.type, next, x.stream);
   if (s.ok()) s = x.comm.recv(out.get(), x.count, x.op.type, prev, x.stream);
@@ -189,14 +199,16 @@ std::vector<SoakOp> makeSoakOps(std::size_t n, std::uint32_t seed, int ranks) {
   return ops;
 }
 
-std::string runSoakOp(const SoakOp& op, Communicator& comm, runtime::Stream* stream) {
+std::string runSoakOp(const SoakOp& op, Communicator& comm, runtime::Stream* stream,
+                      const SoakHooks& hooks) {
   const Status set = comm.setAlgorithm(op.algorithm);
   if (!set.ok()) return "setAlgorithm: " + set.toString();
   const int n = comm.size();
   const Run x{op,       comm,
               stream,   comm.rank(),
               n,        dataTypeSize(op.type),
-              op.count, op.count * static_cast<std::size_t>(n)};
+              op.count, op.count * static_cast<std::size_t>(n),
+              hooks};
   switch (op.kind) {
     case SoakKind::kAllReduce:
     case SoakKind::kReduceScatter:
@@ -212,6 +224,7 @@ std::string runSoakOp(const SoakOp& op, Communicator& comm, runtime::Stream* str
     case SoakKind::kSendRecv:
       return exchange(x);
     case SoakKind::kBarrier:
+      x.issuing();
       return x.finish(comm.barrier(stream));
   }
   return "unknown kind";

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,9 +44,17 @@ struct SoakOp {
 /// `n` operations for `ranks` ranks from `seed` (the same list on every call).
 std::vector<SoakOp> makeSoakOps(std::size_t n, std::uint32_t seed, int ranks);
 
+/// Called around one operation (each may be empty): before it is issued, after it is
+/// issued and before the stream is synchronized, and after the synchronization (before
+/// the result is checked; the communicator is not used after it, so it may destroy it).
+struct SoakHooks {
+  std::function<void()> beforeIssue, beforeSync, afterSync;
+};
+
 /// Runs `op` as this rank of `comm` on `stream`, synchronizes and checks the
 /// result; returns "" or what went wrong. Call on the rank's thread.
-std::string runSoakOp(const SoakOp& op, Communicator& comm, runtime::Stream* stream);
+std::string runSoakOp(const SoakOp& op, Communicator& comm, runtime::Stream* stream,
+                      const SoakHooks& hooks = {});
 
 const char* soakKindName(SoakKind kind);
 

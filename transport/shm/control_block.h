@@ -23,7 +23,10 @@ constexpr int kPostSlots = 8;
 // the first member's block).
 constexpr int kEagerSlots = 8;
 constexpr std::size_t kEagerBytes = 16 << 10;
-constexpr std::uint32_t kBlockMagic = 0xC0B10C4Fu;  // changes with the layout
+constexpr std::uint32_t kBlockMagic = 0xC0B10C50u;  // changes with the layout
+
+/// Why a rank left its group (ControlBlock::departure), for its peers' errors.
+enum class Departure : std::uint32_t { kNone = 0, kFailed = 1, kAborted = 2, kDestroyed = 3 };
 
 /// Where a message or buffer lives: a segment of the owner process (device id, or
 /// -1 for its pinned host pool) and an offset in it.
@@ -79,7 +82,8 @@ struct ControlBlock {
   std::int32_t rank;
   alignas(64) WaitWord wake;                     // notified whenever something for us changes
   alignas(64) std::atomic<std::uint64_t> arrive;  // mesh: last op seq this rank arrived at
-  alignas(64) std::atomic<std::uint64_t> depart;  // mesh: last op seq this rank finished
+  std::atomic<std::uint32_t> departure;           // a Departure, set before arrive says it left
+  alignas(64) std::atomic<std::uint64_t> depart;  // mesh: barriers after which it reads nothing
   alignas(64) std::atomic<std::uint64_t> shared;  // node-wide counter (used in rank 0's block)
   alignas(64) WaitWord sharedWake;
   OpSlot op[2];

@@ -24,7 +24,6 @@ struct Blob {
   runtime::MemHandle block;
   runtime::MemHandle deviceSegment;
   runtime::MemHandle hostSegment;
-  std::uint64_t rawBlock;
   std::uint64_t rawDeviceBase;
   std::uint64_t rawHostBase;
 };
@@ -40,8 +39,7 @@ Status importHandle(const runtime::MemHandle& h, std::vector<void*>* imports, vo
 Status ShmTransport::create(const TransportContext& context, std::unique_ptr<ShmTransport>* out) {
   std::unique_ptr<ShmTransport> t(new ShmTransport(context));
   void* mem = nullptr;
-  COHORT_RETURN_IF_ERROR(runtime::hostMalloc(&mem, sizeof(ControlBlock)));
-  std::memset(mem, 0, sizeof(ControlBlock));
+  COHORT_RETURN_IF_ERROR(runtime::sharedAlloc(sizeof(ControlBlock), &mem, &t->blockHandle_));
   t->block_ = new (mem) ControlBlock();
   t->block_->magic = kBlockMagic;
   t->block_->pid = static_cast<std::int32_t>(getpid());
@@ -66,7 +64,7 @@ ShmTransport::~ShmTransport() {
   for (void* p : imports_) (void)runtime::memClose(p);
   if (block_ != nullptr) {
     block_->~ControlBlock();
-    (void)runtime::hostFree(block_);
+    (void)runtime::sharedFree(block_);
   }
 }
 
@@ -85,10 +83,9 @@ Status ShmTransport::setup(Bytes* out) {
   b.pid = self_.pid;
   b.rank = context_.rank;
   b.device = context_.self.device;
-  COHORT_RETURN_IF_ERROR(runtime::memExport(block_, &b.block));
+  b.block = blockHandle_;
   COHORT_RETURN_IF_ERROR(runtime::memExportSegment(-1, &b.hostSegment));
   if (b.device >= 0) COHORT_RETURN_IF_ERROR(runtime::memExportSegment(b.device, &b.deviceSegment));
-  b.rawBlock = reinterpret_cast<std::uint64_t>(block_);
   b.rawDeviceBase = reinterpret_cast<std::uint64_t>(self_.deviceBase);
   b.rawHostBase = reinterpret_cast<std::uint64_t>(self_.hostBase);
   out->resize(sizeof(b));
@@ -106,15 +103,16 @@ Status ShmTransport::mapPeer(const PeerInfo& info, const Bytes& bytes, ShmPeer* 
   peer->rank = info.rank;
   peer->localIndex = info.localIndex;
   peer->pid = b.pid;
-  if (b.pid == self_.pid) {  // same process: addresses are valid as they are
-    peer->block = reinterpret_cast<ControlBlock*>(b.rawBlock);
+  // The block is mapped anew even in the same process, so that it outlives its owner's
+  // communicator here as it does in another process.
+  void* p = nullptr;
+  COHORT_RETURN_IF_ERROR(importHandle(b.block, &imports_, &p));
+  peer->block = static_cast<ControlBlock*>(p);
+  if (b.pid == self_.pid) {  // same process: the segments' addresses are valid as they are
     peer->deviceBase = reinterpret_cast<char*>(b.rawDeviceBase);
     peer->hostBase = reinterpret_cast<char*>(b.rawHostBase);
     return Status::Ok();
   }
-  void* p = nullptr;
-  COHORT_RETURN_IF_ERROR(importHandle(b.block, &imports_, &p));
-  peer->block = static_cast<ControlBlock*>(p);
   COHORT_RETURN_IF_ERROR(importHandle(b.hostSegment, &imports_, &p));
   peer->hostBase = static_cast<char*>(p);
   if (b.device >= 0) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cohort/runtime.h"
 #include "transport/shm/control_block.h"
 #include "transport/transport.h"
 
@@ -53,7 +54,11 @@ class ShmTransport : public Transport {
   Status mapPeer(const PeerInfo& info, const Bytes& blob, ShmPeer* out);
 
   TransportContext context_;
+  // In a segment of its own (runtime::sharedAlloc), mapped by every peer, those in this
+  // process too: a peer that still looks at it after this rank left (to find it gone)
+  // reads its last state, never memory given to something else.
   ControlBlock* block_ = nullptr;
+  runtime::MemHandle blockHandle_{};
   ShmPeer self_;
   std::map<int, ShmPeer> peers_;
   std::vector<void*> imports_;  // mappings to memClose
