@@ -18,6 +18,30 @@ DEPS=(cmake ninja-build g++ make pkg-config file dpkg-dev
 
 log() { printf '\n== %s\n' "$*"; }
 
+# Stage timing for `test`: each log line in cmd_test starts a stage; the table prints at exit,
+# also on failure, so that the CI budget (under 45 minutes) can be watched.
+STAGES=()
+STAGE_NAME=""
+STAGE_START=0
+stage() {
+  local now
+  now=$(date +%s)
+  [ -n "$STAGE_NAME" ] && STAGES+=("$(printf '%6d s  %s' $((now - STAGE_START)) "$STAGE_NAME")")
+  STAGE_NAME=$1
+  STAGE_START=$now
+  [ -n "$1" ] && log "$1"
+  return 0
+}
+print_stages() {
+  local rc=$? line
+  stage ""
+  [ ${#STAGES[@]} -eq 0 ] && return $rc
+  printf '\n== time per stage%s\n' "$([ $rc = 0 ] || echo " (failed, rc $rc)")"
+  for line in "${STAGES[@]}"; do echo "$line"; done
+  printf '%6d s  total\n' $(($(date +%s) - TEST_START))
+  return $rc
+}
+
 install_deps() {
   local missing=() p
   for p in "${DEPS[@]}"; do
@@ -68,24 +92,30 @@ cmd_run() {
 cmd_test() {
   local quick=0
   [ "${1:-}" = "--quick" ] && quick=1
+  TEST_START=$(date +%s)
+  trap print_stages EXIT
+  stage "set-up (Debian packages)"
   install_deps
-  log "build (RelWithDebInfo)"
+  stage "build (RelWithDebInfo)"
   build build
-  log "test suite"
+  stage "test suite"
   run_ctest build
   [ $quick = 1 ] && return 0
-  log "AddressSanitizer + UBSan build: whole suite"
+  stage "AddressSanitizer + UBSan build"
   build build-asan -DCOHORT_SANITIZE=address -DCMAKE_BUILD_TYPE=Debug -DCOHORT_BUILD_BENCH=OFF
+  stage "AddressSanitizer + UBSan: whole suite"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_ctest build-asan -LE nosan
-  log "ThreadSanitizer build: the suites labelled tsan"
+  stage "ThreadSanitizer build"
   build build-tsan -DCOHORT_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug -DCOHORT_BUILD_BENCH=OFF \
     -DCOHORT_BUILD_EXAMPLES=OFF
+  stage "ThreadSanitizer: the suites labelled tsan"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest build-tsan -L tsan
   if [ -x fuzz/run_fuzzers.sh ]; then
-    log "fuzzers (${FUZZ_SECONDS:-60} s each)"
+    stage "fuzzers (${FUZZ_SECONDS:-60} s each)"
     fuzz/run_fuzzers.sh "${FUZZ_SECONDS:-60}"
   fi
+  stage ""
   log "all tests passed"
 }
 

@@ -236,4 +236,10 @@ void ReportHub::reset() {
   ready_.notify_all();
 }
 
+bool ReportHub::holds(std::uint64_t thread) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = queues_.find(thread);
+  return it != queues_.end() && !it->second.empty();
+}
+
 }  // namespace cohort::acl

@@ -37,6 +37,9 @@ class ReportHub {
   void forgetDeadStreams();
   /// aclFinalize: every queued callback is dropped, every subscription goes.
   void reset();
+  /// Whether a callback waits in `thread`'s queue (a stream reached it, nobody ran it
+  /// yet): what no ACL call shows, for tests that must know it was handed over.
+  bool holds(std::uint64_t thread);
 
  private:
   struct Item;

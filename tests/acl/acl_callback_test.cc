@@ -2,18 +2,55 @@
 // aclrtProcessReport, in the style of AscendCL's samples: a report thread loops
 // on aclrtProcessReport while the main thread launches work.
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "acl/report_hub.h"
 #include "acl_test_util.h"
 
 namespace cohort::acltest {
 namespace {
 
+using namespace std::chrono_literals;
+
 uint64_t selfId() { return static_cast<uint64_t>(pthread_self()); }
+
+// Polls `done` every millisecond for up to `limit`; whether it came true.
+template <typename Done>
+bool waitFor(Done&& done, std::chrono::milliseconds limit) {
+  const auto giveUp = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= giveUp) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+// Whether the stream has handed a callback to `thread`'s queue, within 5 s (it needs
+// microseconds; the bound only keeps a stream that never gets there from hanging the test).
+bool handedOver(uint64_t thread) {
+  return waitFor([&] { return acl::ReportHub::get().holds(thread); }, 5000ms);
+}
+
+// Whether thread `tid` of this process sleeps in the kernel ('S' in /proc/self/task/<tid>/stat).
+bool sleeping(pid_t tid) {
+  const std::string path = "/proc/self/task/" + std::to_string(tid) + "/stat";
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return false;
+  char state = 0;
+  // "tid (comm) S ...": comm has no ')' here (the test names no thread).
+  const bool read = std::fscanf(f, "%*d (%*[^)]) %c", &state) == 1;
+  std::fclose(f);
+  return read && state == 'S';
+}
 
 // A thread that processes reports until stopped (the test subscribes it).
 class ReportThread {
@@ -148,8 +185,9 @@ TEST_F(AclCallbackTest, UnsubscribeDropsAPendingBlockingCallback) {
   ASSERT_ACL_OK(aclrtSubscribeReport(selfId(), stream_));
   Record record;
   ASSERT_ACL_OK(aclrtLaunchCallback(countCall, &record, ACL_CALLBACK_BLOCK, stream_));
-  // Wait until the stream has handed the callback over, then drop it.
-  EXPECT_EQ(aclrtSynchronizeStreamWithTimeout(stream_, 50), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+  // Once the stream has handed the callback over (unsubscribing before that fails the stream
+  // otherwise: CallbackReachedAfterUnsubscribeFailsTheStream), drop it.
+  ASSERT_TRUE(handedOver(selfId())) << "the stream did not reach the callback within 5 s";
   ASSERT_ACL_OK(aclrtUnSubscribeReport(selfId(), stream_));
   EXPECT_ACL_ERROR(aclrtSynchronizeStream(stream_), ACL_ERROR_RT_AICPU_EXCEPTION,
                    "was dropped before it ran");
@@ -181,16 +219,46 @@ TEST_F(AclCallbackTest, UnprocessedBlockingCallbackTimesOut) {
 
 TEST_F(AclCallbackTest, UnsubscribeReleasesAWaitingProcessor) {
   std::atomic<uint64_t> id{0};
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> subscribed{false}, returned{false};
   std::atomic<aclError> result{ACL_SUCCESS};
   std::thread waiter([&] {
+    tid.store(static_cast<pid_t>(::syscall(SYS_gettid)));
     id.store(selfId());
-    while (aclrtProcessReport(0) == ACL_ERROR_THREAD_NOT_SUBSCRIBE) std::this_thread::yield();
-    result.store(aclrtProcessReport(-1));  // waits for ever unless released
+    // Until the subscription shows (bounded, so that a failed subscribe cannot hang the test).
+    const auto giveUp = std::chrono::steady_clock::now() + 10s;
+    aclError e = ACL_ERROR_THREAD_NOT_SUBSCRIBE;
+    while ((e = aclrtProcessReport(0)) == ACL_ERROR_THREAD_NOT_SUBSCRIBE &&
+           std::chrono::steady_clock::now() < giveUp) {
+      std::this_thread::yield();
+    }
+    if (e != ACL_ERROR_THREAD_NOT_SUBSCRIBE) {
+      subscribed.store(true);
+      result.store(aclrtProcessReport(-1));  // waits for ever unless released
+    }
+    returned.store(true);
   });
   while (id.load() == 0) std::this_thread::yield();
-  ASSERT_ACL_OK(aclrtSubscribeReport(id.load(), stream_));
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  ASSERT_ACL_OK(aclrtUnSubscribeReport(id.load(), stream_));
+  const aclError subscribe = aclrtSubscribeReport(id.load(), stream_);
+  EXPECT_EQ(subscribe, ACL_SUCCESS);
+  const bool seen = subscribe == ACL_SUCCESS && waitFor([&] { return subscribed.load(); }, 10s);
+  EXPECT_TRUE(seen) << "the waiter never saw its subscription";
+  // Unsubscribe once the waiter sleeps in aclrtProcessReport(-1), the case under test. That
+  // it sleeps is no proof (and no failure if it is not seen: then the call still has to
+  // return not-subscribed), but nothing else in it sleeps.
+  if (seen) waitFor([&] { return returned.load() || sleeping(tid.load()); }, 10s);
+  if (subscribe == ACL_SUCCESS) {
+    EXPECT_EQ(aclrtUnSubscribeReport(id.load(), stream_), ACL_SUCCESS);
+  }
+  if (!waitFor([&] { return returned.load(); }, 10s)) {
+    ADD_FAILURE() << "aclrtProcessReport(-1) still waits 10 s after the unsubscribe";
+    // Release it with a callback so that the test ends instead of hanging.
+    Record record;
+    EXPECT_EQ(aclrtSubscribeReport(id.load(), stream_), ACL_SUCCESS);
+    EXPECT_EQ(aclrtLaunchCallback(countCall, &record, ACL_CALLBACK_NO_BLOCK, stream_), ACL_SUCCESS);
+    waiter.join();
+    return;
+  }
   waiter.join();
   EXPECT_EQ(result.load(), ACL_ERROR_THREAD_NOT_SUBSCRIBE);
 }
@@ -199,7 +267,7 @@ TEST_F(AclCallbackTest, FinalizeDropsAPendingBlockingCallback) {
   ASSERT_ACL_OK(aclrtSubscribeReport(selfId(), stream_));
   Record record;
   ASSERT_ACL_OK(aclrtLaunchCallback(countCall, &record, ACL_CALLBACK_BLOCK, stream_));
-  EXPECT_EQ(aclrtSynchronizeStreamWithTimeout(stream_, 50), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+  ASSERT_TRUE(handedOver(selfId())) << "the stream did not reach the callback within 5 s";
   ASSERT_ACL_OK(aclFinalize());  // must not wait for the callback
   EXPECT_EQ(record.calls.load(), 0);
   ASSERT_ACL_OK(aclInit(nullptr));  // for TearDown

@@ -68,6 +68,10 @@ TEST(CommTest, LastChoiceIsReadableWhileOperationsRun) {
       }
     }
   });
+  // Start the operations once the reader runs, so that it reads while they do however the
+  // threads are scheduled (bounded: a reader that never starts fails the check below).
+  const auto giveUp = std::chrono::steady_clock::now() + 10s;
+  while (reads.load() == 0 && std::chrono::steady_clock::now() < giveUp) std::this_thread::yield();
   static constexpr std::size_t n = 4096;
   EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
     void *in = nullptr, *out = nullptr;

@@ -189,10 +189,22 @@ TEST(HierarchicalTest, FiveCollectivesOverTwoNodes) {
 TEST_P(MultiProcessTest, KilledRankIsReportedBySurvivors) {
   const int n = 4;
   auto ranks = start(n, "loop", GetParam(), freePort());
-  // Let them run a while.
-  for (int i = 0; i < 500 && slurp(ranks[3].log).find("looping") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Every rank must be in the loop before the kill, or a survivor may fail some other way
+  // (initialising). Starting 4 processes takes seconds on a loaded machine: up to 60 s.
+  const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  int looping = 0;
+  while (looping < n && std::chrono::steady_clock::now() < giveUp) {
+    looping = 0;
+    for (const Rank& rk : ranks) looping += slurp(rk.log).find("looping") != std::string::npos;
+    if (looping < n) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  if (looping < n) {
+    std::string logs;
+    for (const Rank& rk : ranks) logs += slurp(rk.log) + "\n";
+    for (const Rank& rk : ranks) waitRank(rk.pid, std::chrono::seconds(0));  // kills, reaps
+    FAIL() << looping << " of " << n << " ranks started looping within 60 s:\n" << logs;
+  }
+  // Let them run a while.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   kill(ranks[2].pid, SIGKILL);
   const auto killed = std::chrono::steady_clock::now();

@@ -5,6 +5,8 @@
 // and average-bus-bandwidth lines. Failures are gtest failures naming the line.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -44,6 +46,13 @@ ParsedOutput parsePerfOutput(const std::string& text);
 
 /// Lines printed by cohortrun as "[0] text": the text of rank 0's lines only.
 std::string rankZeroLines(const std::string& text);
+
+/// Whether `printed`, a quotient printed to within `printedHalfUnit` (half its last digit's
+/// unit), can be num / den when num and den are themselves printed values within numHalfUnit and
+/// denHalfUnit of the true ones (all non-negative). A recomputed quotient is only as exact as
+/// those roundings allow, wherever the machine's speed puts the times.
+::testing::AssertionResult isRoundedQuotient(double printed, double printedHalfUnit, double num,
+                                             double numHalfUnit, double den, double denHalfUnit);
 
 /// Checks every row's arithmetic: algbw = bwBytes / time, busbw = algbw * factor
 /// (factor by kind for `nranks`), and the block's average busbw.

@@ -85,11 +85,15 @@ TEST_P(RunningJobFault, StoppedRankIsNamedByTheExecTimeout) {
     const double secs = Seconds(Clock::now() - stopped).count();
     EXPECT_EQ(job.wait(r, 10s), 7) << "rank " << r << ":\n" << job.log(r);
     const std::string log = job.log(r), line = failureLine(log);
-    EXPECT_GT(secs, 1.5) << line;
+    // The timeout counts from the start of the operation the stop caught, which may have run
+    // for a while before it (longer on a slower machine), so the failure may come well before
+    // 3 s after the stop; the line names the configured 3 s. The lower bound still tells the
+    // timeout from a failure at the stop itself.
+    EXPECT_GT(secs, 0.5) << line;
     EXPECT_LT(secs, 5.5) << line;
     EXPECT_EQ(failureCode(line), kTimeout) << line;
     EXPECT_NE(line.find("allreduce #"), std::string::npos) << line;
-    EXPECT_NE(line.find("COHORT_EXEC_TIMEOUT"), std::string::npos) << line;
+    EXPECT_NE(line.find("COHORT_EXEC_TIMEOUT is 3 s"), std::string::npos) << line;
     const auto waiting = line.find("waiting for");
     ASSERT_NE(waiting, std::string::npos) << line;
     // Rank 1 is the peer waited for ("rank 1 (tcp ...", "rank(s) 1"), or, when this

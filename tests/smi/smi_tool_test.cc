@@ -119,9 +119,16 @@ TEST(SmiTool, ShowsALiveProcessThenForgetsItOnceKilled) {
   EXPECT_NE(text.out.find("allreduce"), std::string::npos) << text.out;
 
   ASSERT_EQ(kill(h.pid, SIGKILL), 0);
-  // Not reaped yet: a zombie holds nothing.
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  node = smiJson();
+  // Not reaped yet: a zombie holds nothing. The kernel takes a moment to end the process (more
+  // on a loaded machine), so look until it is gone, for at most 5 s.
+  const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    node = smiJson();
+    const bool gone = findPid(node["processes"], h.pid, 5) == nullptr &&
+                      findPid(node["communicators"], h.pid, 5) == nullptr;
+    if (gone || std::chrono::steady_clock::now() >= giveUp) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   EXPECT_EQ(findPid(node["processes"], h.pid, 5), nullptr) << node.dump(2);
   EXPECT_EQ(findPid(node["communicators"], h.pid, 5), nullptr);
   int status = 0;

@@ -6,6 +6,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <regex>
+#include <string>
 #include <thread>
 
 #include "test_util.h"
@@ -62,6 +65,24 @@ Status waitOn(std::vector<Connection*> conns, long ms, const std::string& what =
   return waitIdle(conns.data(), conns.size(), Deadline::afterMs(ms), what);
 }
 
+// A thread that runs `finish` about 200 ms into a wait on `c`, and counts into *sleepCalls the
+// progress calls of the 150 ms before. From 50 ms after the wait's first progress call on, the
+// spin and yield stages (COHORT_WAIT_YIELD_US, 5 ms by default) are over, so these are the
+// sleep stage's alone: sleeping on the hints makes at most one call per 2 ms slice (~75), a
+// wait that spins or yields instead 10^5-10^6. The whole wait's count would include the yield
+// stage's sched_yield() calls, as many as the machine is fast.
+std::thread finishLater(FakeConnection* c, long* sleepCalls, std::function<void()> finish) {
+  return std::thread([c, finish = std::move(finish), sleepCalls] {
+    const auto giveUp = Clock::now() + 10s;
+    while (c->progressCalls.load() == 0 && Clock::now() < giveUp) std::this_thread::sleep_for(1ms);
+    std::this_thread::sleep_for(50ms);
+    const long before = c->progressCalls.load();
+    std::this_thread::sleep_for(150ms);
+    *sleepCalls = c->progressCalls.load() - before;
+    finish();
+  });
+}
+
 TEST(WaitIdle, IdleConnectionsReturnAtOnce) {
   FakeConnection a(1), b(2);
   EXPECT_OK(waitOn({&a, &b}, 0));
@@ -73,8 +94,8 @@ TEST(WaitIdle, SleepsOnTheWaitWordUntilNotified) {
   WaitWord word;
   c.word = &word;
   ASSERT_OK(c.postSend(nullptr, 0));
-  std::thread finisher([&] {
-    std::this_thread::sleep_for(200ms);
+  long sleepCalls = -1;
+  std::thread finisher = finishLater(&c, &sleepCalls, [&] {
     c.finish();
     word.notifyAll();
   });
@@ -82,8 +103,8 @@ TEST(WaitIdle, SleepsOnTheWaitWordUntilNotified) {
   EXPECT_OK(waitOn({&c}, 5000));
   finisher.join();
   EXPECT_LT(Clock::now() - t0, 2s);
-  // Spinning for 200 ms would progress millions of times.
-  EXPECT_LT(c.progressCalls.load(), 50000);
+  EXPECT_GE(sleepCalls, 0);
+  EXPECT_LT(sleepCalls, 1000);
 }
 
 TEST(WaitIdle, PollsTheDescriptorUntilReadable) {
@@ -92,15 +113,16 @@ TEST(WaitIdle, PollsTheDescriptorUntilReadable) {
   ASSERT_EQ(::pipe(fds), 0);
   c.fd = fds[0];
   ASSERT_OK(c.postSend(nullptr, 0));
-  std::thread finisher([&] {
-    std::this_thread::sleep_for(200ms);
+  long sleepCalls = -1;
+  std::thread finisher = finishLater(&c, &sleepCalls, [&] {
     c.finish();
     const char x = 1;
     EXPECT_EQ(::write(fds[1], &x, 1), 1);
   });
   EXPECT_OK(waitOn({&c}, 5000));
   finisher.join();
-  EXPECT_LT(c.progressCalls.load(), 50000);
+  EXPECT_GE(sleepCalls, 0);
+  EXPECT_LT(sleepCalls, 1000);
   ::close(fds[0]);
   ::close(fds[1]);
 }
@@ -109,7 +131,15 @@ TEST(WaitIdle, TimeoutNamesPendingPeersAndTheStep) {
   FakeConnection done(1), stuck(3);
   ASSERT_OK(stuck.postSend(nullptr, 0));
   const Status s = waitOn({&done, &stuck}, 100, "allreduce step 2");
-  EXPECT_ERROR(s, kTimeout, "allreduce step 2: timed out after 0.1 s waiting for rank 3");
+  EXPECT_EQ(s.code(), ErrorCode::kTimeout) << s.toString();
+  // The time is the one measured (0.1 s unless the machine was slow to wake the wait).
+  std::smatch m;
+  const std::string message = s.message();
+  static const std::regex kText(
+      R"(allreduce step 2: timed out after (\d+\.\d) s waiting for rank 3)");
+  ASSERT_TRUE(std::regex_search(message, m, kText)) << s.toString();
+  EXPECT_GE(std::stod(m[1]), 0.1) << s.toString();
+  EXPECT_LT(std::stod(m[1]), 2.0) << s.toString();
   EXPECT_ERROR(s, kTimeout, "fake fake-3: 1 of 1 sends, 0 of 0 receives pending");
   EXPECT_EQ(s.message().find("rank 1"), std::string::npos) << s.toString();
 }
