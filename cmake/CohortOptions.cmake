@@ -43,4 +43,6 @@ function(cohort_add_library folder)
     EXPORT_NAME ${folder})
   install(TARGETS ${target} EXPORT CohortTargets
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev)
+  # The packaging step looks for Cohort's own libraries in these build folders.
+  set_property(GLOBAL APPEND PROPERTY COHORT_LIBRARY_BUILD_DIRS ${CMAKE_CURRENT_BINARY_DIR})
 endfunction()

@@ -19,9 +19,9 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "cohort-runtime (= ${PROJECT_VERSION}), libfmt-dev")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "cohort-runtime (= ${PROJECT_VERSION})")
-# dpkg-shlibdeps finds our own libraries in the build tree.
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS)
-foreach(folder common runtime ranktable transport collective launcher acl)
-  list(APPEND CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/${folder})
-endforeach()
+# dpkg-shlibdeps finds our own libraries in the build tree: every libcohort_*.so
+# (cohort_add_library records its folder) and libascendcl.so / libhccl.so.
+get_property(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS GLOBAL PROPERTY COHORT_LIBRARY_BUILD_DIRS)
+list(APPEND CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/acl
+     ${PROJECT_BINARY_DIR}/hccl)
 include(CPack)

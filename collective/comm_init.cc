@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "cohort/ranktable.h"
+#include "kernels/simd.h"
 #include "runtime/node_registry.h"
 #include "transport/jobenv/job_env.h"
 #include "transport/netif.h"
@@ -85,6 +86,8 @@ std::vector<std::shared_ptr<transport::TcpStoreServer>> gServers;
 Status Communicator::Impl::create(std::shared_ptr<transport::Store> store,
                                   const std::string& prefix, const transport::JobToken& token,
                                   int rank, int size, int device, std::unique_ptr<Impl>* out) {
+  // A COHORT_SIMD the processor cannot run: refuse here rather than run other kernels.
+  COHORT_RETURN_IF_ERROR(kernels::simdStatus());
   std::unique_ptr<Impl> impl(new Impl());
   impl->rank = rank;
   impl->size = size;

@@ -8,7 +8,6 @@
 #include <fstream>
 
 #include "collective/comm_impl.h"
-#include "collective/datatype.h"
 #include "collective/executor.h"
 #include "collective/staging.h"
 #include "runtime/stream.h"
@@ -16,6 +15,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "kernels/reduce.h"
 #include "runtime/node_registry.h"
 
 namespace cohort {
@@ -221,7 +221,7 @@ Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline dea
     COHORT_RETURN_IF_ERROR(scratch(sched.scratchBytes, &p));
     bufs.scratch = static_cast<char*>(p);
   }
-  const auto& red = collective::reductionFor(op.type, op.op);
+  const auto& red = kernels::reductionFor(op.type, op.op);
   COHORT_RETURN_IF_ERROR(
       collective::execute(sched, bufs, connPtrs_, red, op, rank, deadline, &aborted_, crowded()));
   if (op.op == ReduceOp::kAvg) {
@@ -230,7 +230,7 @@ Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline dea
         op.coll == Coll::kReduceScatterV || (op.coll == Coll::kReduce && rank == op.root)) {
       count = op.count;
     }
-    if (count > 0) collective::finishAverage(op.output, count, op.type, size);
+    if (count > 0) kernels::finishAverage(op.output, count, op.type, size);
   }
   return Status::Ok();
 }

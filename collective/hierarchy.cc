@@ -14,11 +14,11 @@
 #include <cstring>
 
 #include "collective/comm_impl.h"
-#include "collective/datatype.h"
 #include "collective/executor.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "kernels/reduce.h"
 
 namespace cohort {
 
@@ -109,7 +109,7 @@ Status Communicator::Impl::runCross(const Schedule& sched, const OpDesc& op, con
     COHORT_RETURN_IF_ERROR(scratch(sched.scratchBytes, &p));
     bufs.scratch = static_cast<char*>(p);
   }
-  return collective::execute(sched, bufs, crossConns_, collective::reductionFor(op.type, op.op),
+  return collective::execute(sched, bufs, crossConns_, kernels::reductionFor(op.type, op.op),
                              op, rank, deadline, &aborted_, crowded());
 }
 
@@ -173,7 +173,7 @@ Status Communicator::Impl::hierarchicalReduce(const OpDesc& op, Deadline deadlin
   COHORT_RETURN_IF_ERROR(runCross(sched, part(op, Coll::kReduce, sum, sum, op.count, rootNode), sum,
                                   sum, deadline));
   if (rank == op.root && op.op == ReduceOp::kAvg) {
-    collective::finishAverage(op.output, op.count, op.type, size);
+    kernels::finishAverage(op.output, op.count, op.type, size);
   }
   return Status::Ok();
 }
@@ -224,7 +224,7 @@ Status Communicator::Impl::hierarchicalReduceScatter(const OpDesc& op, Deadline 
                                                        op.count, e, room / 2);
   COHORT_RETURN_IF_ERROR(runCross(sched, part(op, Coll::kReduceScatter, sums, op.output, op.count, 0),
                                   sums, static_cast<char*>(op.output), deadline));
-  if (op.op == ReduceOp::kAvg) collective::finishAverage(op.output, op.count, op.type, size);
+  if (op.op == ReduceOp::kAvg) kernels::finishAverage(op.output, op.count, op.type, size);
   return Status::Ok();
 }
 

@@ -1,17 +1,16 @@
 #include "collective/mesh.h"
 
-#include <emmintrin.h>
-
 #include <algorithm>
 #include <cstring>
 #include <fstream>
 
-#include "collective/datatype.h"
 #include "collective/op_history.h"
 #include "collective/schedule.h"
 #include "common/config.h"
 #include "common/trace.h"
 #include "common/error.h"
+#include "kernels/copy.h"
+#include "kernels/reduce.h"
 
 namespace cohort::collective {
 
@@ -118,29 +117,6 @@ std::array<std::uint64_t, 4> Mesh::announce(const OpDesc& op) {
   return fp;
 }
 
-// Copies with non-temporal stores: the destination (another rank's output, not
-// read again soon by this core) does not pull its lines into the cache first,
-// which halves the memory traffic of large operations.
-static void streamCopy(char* dst, const char* src, std::size_t bytes) {
-  const std::size_t head = std::min(bytes, (16 - reinterpret_cast<std::uintptr_t>(dst) % 16) % 16);
-  std::memcpy(dst, src, head);
-  dst += head;
-  src += head;
-  bytes -= head;
-  const std::size_t body = bytes / 64 * 64;
-  for (std::size_t i = 0; i < body; i += 64) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 16));
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 32));
-    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 48));
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), a);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 16), b);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 32), c);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 48), d);
-  }
-  std::memcpy(dst + body, src + body, bytes - body);
-}
-
 // The last-level cache: COHORT_CACHE_BYTES, or sysfs (32 MiB when it does not say).
 static std::size_t lastLevelCacheBytes() {
   if (Config::global().cacheBytes > 0) return Config::global().cacheBytes;
@@ -166,7 +142,7 @@ bool Mesh::streams(const OpDesc& op) const {
 
 static void copyOut(char* dst, const char* src, std::size_t bytes, bool streaming) {
   if (streaming) {
-    streamCopy(dst, src, bytes);
+    kernels::streamCopy(dst, src, bytes);
   } else {
     std::memcpy(dst, src, bytes);
   }
@@ -188,7 +164,7 @@ static void copyToEvery(int n, const char* src, std::size_t bytes, bool streamin
 // out = in[0] (op) in[1] (op) ... over [offset, offset + bytes), in cache-sized
 // blocks, always in rank order: every rank computes bit-identical results.
 static void reduceAll(const std::vector<const char*>& in, std::size_t offset, std::size_t bytes,
-                      const transport::Reduction& red, char* out) {
+                      const kernels::Reduction& red, char* out) {
   if (in.size() == 1) {
     std::memmove(out, in[0] + offset, bytes);
     return;
@@ -212,12 +188,12 @@ static void reduceBlocks(const OpDesc& op, int n, const std::vector<const char*>
                             : in.size() == 2 ? kPairChunkBytes
                                              : kChunkBytes;
   const std::size_t chunk = block / e * e;
-  const auto& red = reductionFor(op.type, op.op);
+  const auto& red = kernels::reductionFor(op.type, op.op);
   for (std::size_t done = 0; done < bytes; done += chunk) {
     const std::size_t len = std::min(chunk, bytes - done);
     char* out = into != nullptr ? into + done : acc.data();
     reduceAll(in, offset + done, len, red, out);
-    if (op.op == ReduceOp::kAvg) finishAverage(out, len / e, op.type, n);
+    if (op.op == ReduceOp::kAvg) kernels::finishAverage(out, len / e, op.type, n);
     sink(done, out, len);
   }
 }
@@ -305,7 +281,7 @@ void Mesh::work(const OpDesc& op, const Views& v) {
     default:
       break;
   }
-  _mm_sfence();  // streaming stores are visible before the completion barrier
+  kernels::streamFence();  // streaming stores are visible before the completion barrier
 }
 
 Status Mesh::hostFallback(const OpDesc& op, std::size_t inB, std::size_t outB, const void** in,
@@ -367,7 +343,7 @@ Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
                });
   Status s = inter(slice, mine.count);
   if (s.ok()) {
-    if (op.op == ReduceOp::kAvg) finishAverage(slice, mine.count, op.type, worldSize);
+    if (op.op == ReduceOp::kAvg) kernels::finishAverage(slice, mine.count, op.type, worldSize);
     for (std::size_t j = 0; j < v.out.size(); ++j) {
       if (static_cast<int>(j) != me_) std::memcpy(v.out[j] + mine.offset * e, slice, mine.count * e);
     }
@@ -412,15 +388,15 @@ void Mesh::reducePosted(const OpDesc& op, std::uint64_t call) {
   }
   // Offsets in staged[me] are the input's (only its own block is read there).
   if (!posted_[i].ownBlockPosted) staged[me] = static_cast<const char*>(op.input);
-  const auto& red = reductionFor(op.type, op.op);
+  const auto& red = kernels::reductionFor(op.type, op.op);
   switch (op.coll) {
     case Coll::kAllReduce:
       reduceAll(staged, 0, b, red, static_cast<char*>(op.output));
-      if (op.op == ReduceOp::kAvg) finishAverage(op.output, op.count, op.type, n_);
+      if (op.op == ReduceOp::kAvg) kernels::finishAverage(op.output, op.count, op.type, n_);
       break;
     case Coll::kReduceScatter:
       reduceAll(staged, me * b, b, red, static_cast<char*>(op.output));
-      if (op.op == ReduceOp::kAvg) finishAverage(op.output, op.count, op.type, n_);
+      if (op.op == ReduceOp::kAvg) kernels::finishAverage(op.output, op.count, op.type, n_);
       break;
     case Coll::kAllGather:
       for (std::size_t j = 0; j < staged.size(); ++j) {

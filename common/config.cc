@@ -168,10 +168,24 @@ const std::vector<Var>& vars() {
        [](const Config& c) { return std::string(c.deterministic ? "1" : "0"); }},
       choiceVar("COHORT_LAUNCH", "one of auto, worker, inline", {"auto", "worker", "inline"},
                 &Config::launch),
+      choiceVar("COHORT_SIMD", "one of auto, avx512, avx2, scalar",
+                {"auto", "avx512", "avx2", "scalar"}, &Config::simd),
       stringVar("COHORT_JOB_TOKEN", &Config::jobToken),
       stringVar("COHORT_HOST_ID", &Config::hostId),
       stringVar("COHORT_WHITELIST_FILE", &Config::whitelistFile),
       stringVar("COHORT_TRACE", &Config::traceDir),
+      {"COHORT_SOC_NAME", "a SoC name of 1 to 63 letters, digits, '_' or '-', e.g. Ascend910B4",
+       [](Config& c, const std::string& v) {
+         if (v.empty() || v.size() > 63) return false;
+         for (char ch : v) {
+           if (std::isalnum(static_cast<unsigned char>(ch)) == 0 && ch != '_' && ch != '-') {
+             return false;
+           }
+         }
+         c.socName = v;
+         return true;
+       },
+       [](const Config& c) { return c.socName; }},
   };
   return kVars;
 }

@@ -57,11 +57,16 @@ struct Config {
   /// stream's worker), worker (always the stream's worker), inline (on the calling thread
   /// where that is possible, never posted). For tests and diagnosis of one path.
   std::string launch = "auto";
+  /// The kernels' SIMD path: auto (the fastest this processor runs), avx512, avx2 or
+  /// scalar (for tests, and for processors that misreport their features).
+  std::string simd = "auto";
   // Identity, security, tracing.
   std::string jobToken;
   std::string hostId;
   std::string whitelistFile;
   std::string traceDir;
+  /// The SoC the emulated devices stand for (aclrtGetSocName): COHORT_SOC_NAME.
+  std::string socName = "Ascend910B4";
 
   /// Every problem found while parsing (variable, value, what is expected).
   std::vector<std::string> errors;

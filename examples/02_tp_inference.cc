@@ -3,6 +3,7 @@
 //
 //   tp_inference --tp 4                  one process, 4 threads, 4 devices (default)
 //   cohortrun -n 4 tp_inference --job    4 processes, one rank each
+//   tp_inference --comm-dtype bf16       activations allreduced in bf16 (or fp16)
 //
 // Each layer's QKV and first MLP linear are column-parallel, the attention output
 // and second MLP linear row-parallel with an allreduce after each, and the
@@ -19,6 +20,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <map>
+#include <string>
 #include <thread>
 
 #include "tp_inference/run.h"
@@ -57,16 +60,25 @@ void addOptions(CLI::App* app, tp::Options* o) {
   app->add_option("--microbatches", o->shape.microbatches, "Micro-batches the batch is split in")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
+  const std::map<std::string, cohort::DataType> types = {{"fp32", cohort::DataType::kFloat32},
+                                                         {"bf16", cohort::DataType::kBFloat16},
+                                                         {"fp16", cohort::DataType::kFloat16}};
+  app->add_option("--comm-dtype", o->commType,
+                  "Type the activations are allreduced in (converted from fp32 before, back "
+                  "after); the default tolerance follows it")
+      ->transform(CLI::CheckedTransformer(types))
+      ->option_text("fp32|bf16|fp16 (default fp32)");
   app->add_option("--tolerance", o->tolerance,
-                  "Largest relative logit error accepted against the single device")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+                  "Largest relative logit error accepted against the single device (default: "
+                  "1e-4 with fp32, 4e-3 with fp16, 3e-2 with bf16)")
+      ->check(CLI::NonNegativeNumber);
   app->add_flag("--job", o->job, "Run as one rank of a job (cohortrun, mpirun) per process");
 }
 
 void printSummary(const tp::Options& o, const tp::Summary& s, const std::string& how) {
   const tp::ModelConfig& m = o.model;
-  fmt::print("Cohort tp_inference: {}-way tensor parallel, {}\n", o.tp, how);
+  fmt::print("Cohort tp_inference: {}-way tensor parallel, {}, activations communicated as {}\n",
+             o.tp, how, cohort::dataTypeName(o.commType));
   fmt::print(
       "model: {} layers, hidden {}, {} heads, ffn {}, vocab {}; batch {} in {} "
       "micro-batches, prompt {}, {} new tokens\n\n",
@@ -87,14 +99,18 @@ void printSummary(const tp::Options& o, const tp::Summary& s, const std::string&
       "\noverlap: {:.1f}% of communication hidden behind compute, {:.2f}x the speed of "
       "the run without overlap\n",
       100 * s.overlap.overlapShare(), s.serial.seconds / s.overlap.seconds);
-  fmt::print(
-      "check against the single device: {}/{} tokens identical{}, max logit error "
-      "{:.2e} (limit {:.0e}): {}\n",
-      s.tokensEqual, s.tokensCompared,
+  const std::string ties =
+      s.nearTies == 0 ? ""
+                      : fmt::format(", {} sequence(s) compared up to a near tie", s.nearTies);
+  const std::string mismatch =
       s.firstMismatch < 0 ? ""
                           : fmt::format(" (first difference: sequence {}, new token {})",
-                                        s.firstMismatch / o.tokens, s.firstMismatch % o.tokens),
-      s.maxLogitError, o.tolerance, s.passed ? "PASSED" : "FAILED");
+                                        s.firstMismatch / o.tokens, s.firstMismatch % o.tokens);
+  fmt::print(
+      "check against the single device: {}/{} tokens identical{}{}, max logit error {:.2e} "
+      "(limit {:.0e}, {}): {}\n",
+      s.tokensEqual, s.tokensCompared, mismatch, ties, s.maxLogitError, o.tolerance,
+      cohort::dataTypeName(o.commType), s.passed ? "PASSED" : "FAILED");
 }
 
 int fail(const std::string& what, const Status& s) {
@@ -180,6 +196,7 @@ int main(int argc, char** argv) {
   tp::Options o;
   addOptions(&app, &o);
   CLI11_PARSE(app, argc, argv);
+  if (app.count("--tolerance") == 0) o.tolerance = tp::defaultTolerance(o.commType);
   o.model.maxLen = o.shape.promptLen + o.tokens;
   if (o.job) return runJob(o, app.count("--tp") > 0);
   const Status s = tp::checkOptions(o);

@@ -15,16 +15,12 @@
 
 #include "cohort/status.h"
 #include "common/wait.h"
+#include "kernels/reduce.h"
 
 namespace cohort::transport {
 
-/// dst[i] = a[i] (op) b[i] for `bytes` bytes (a multiple of elementSize). The
-/// transport calls it on chunks as they arrive; dst may alias a.
-struct Reduction {
-  void (*fn)(void* dst, const void* a, const void* b, std::size_t bytes, const void* context);
-  const void* context;
-  std::size_t elementSize;
-};
+/// The kernel a receive applies to chunks as they arrive (kernels/reduce.h).
+using Reduction = kernels::Reduction;
 
 /// What a connection sleeps on when the executor has spun long enough: a socket
 /// to poll() for POLLIN (tcp), or a WaitWord to sleep(snapshot) on (shm; the

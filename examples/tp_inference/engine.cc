@@ -17,16 +17,18 @@ using cohort::ErrorCode;
 using cohort::Status;
 
 TpEngine::TpEngine(const ModelConfig& model, const RunShape& shape, const ShardWeights* weights,
-                   cohort::Communicator* comm, bool keepLogits)
+                   cohort::Communicator* comm, cohort::DataType commType, bool keepLogits)
     : model_(model),
       shape_(shape),
       weights_(weights),
       comm_(comm),
+      commType_(commType),
       keepLogits_(keepLogits),
       tp_(comm == nullptr ? 1 : comm->size()) {}
 
 Status TpEngine::create(const ModelConfig& model, const RunShape& shape,
-                        const ShardWeights* weights, cohort::Communicator* comm, bool keepLogits,
+                        const ShardWeights* weights, cohort::Communicator* comm,
+                        cohort::DataType commType, bool keepLogits,
                         std::unique_ptr<TpEngine>* out) {
   if (shape.batch < 1 || shape.promptLen < 1 || shape.microbatches < 1 ||
       shape.microbatches > shape.batch || shape.promptLen >= model.maxLen) {
@@ -35,7 +37,14 @@ Status TpEngine::create(const ModelConfig& model, const RunShape& shape,
                               "1 <= micro-batches <= batch and prompt < cache length",
                               shape.batch, shape.promptLen, shape.microbatches, model.maxLen));
   }
-  std::unique_ptr<TpEngine> engine(new TpEngine(model, shape, weights, comm, keepLogits));
+  if (commType != cohort::DataType::kFloat32 && commType != cohort::DataType::kFloat16 &&
+      commType != cohort::DataType::kBFloat16) {
+    return Status(ErrorCode::kInvalidArgument,
+                  fmt::format("communication type {}: float, float16 or bfloat16 only",
+                              cohort::dataTypeName(commType)));
+  }
+  std::unique_ptr<TpEngine> engine(
+      new TpEngine(model, shape, weights, comm, commType, keepLogits));
   TP_TRY(checkConfig(model, engine->tp_));
   TP_TRY(engine->allocate());
   *out = std::move(engine);
@@ -83,6 +92,11 @@ Status TpEngine::allocate() {
     TP_TRY(deviceAlloc(rows * local, &m->attn));
     TP_TRY(deviceAlloc(T * len, &m->scores));
     TP_TRY(deviceAlloc(rows * h, &m->part));
+    if (commType_ != cohort::DataType::kFloat32) {  // 2-byte elements: half the floats
+      float* comm = nullptr;
+      TP_TRY(deviceAlloc((rows * h + 1) / 2, &comm));
+      m->partComm = comm;
+    }
     TP_TRY(deviceAlloc(rows * ffn, &m->ffn));
     TP_TRY(deviceAlloc(m->seqs * vocab, &m->logitsLocal));
     TP_TRY(deviceAlloc(m->seqs * vocab * tp_, &m->logitsAll));

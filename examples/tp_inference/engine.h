@@ -37,11 +37,14 @@ struct RunShape {
 class TpEngine {
  public:
   /// On the calling thread's current device. `comm` null: a single device (the
-  /// weights must be a 1-way shard) with no collectives. `keepLogits`: record
-  /// every step's full logits for fetch().
+  /// weights must be a 1-way shard) with no collectives. `commType`: the type the
+  /// activations are allreduced in (kFloat32, kFloat16 or kBFloat16; computed in fp32,
+  /// converted before the allreduce and back after). `keepLogits`: record every
+  /// step's full logits for fetch().
   static cohort::Status create(const ModelConfig& model, const RunShape& shape,
                                const ShardWeights* weights, cohort::Communicator* comm,
-                               bool keepLogits, std::unique_ptr<TpEngine>* out);
+                               cohort::DataType commType, bool keepLogits,
+                               std::unique_ptr<TpEngine>* out);
   ~TpEngine();
   TpEngine(const TpEngine&) = delete;
   TpEngine& operator=(const TpEngine&) = delete;
@@ -69,6 +72,7 @@ class TpEngine {
     float* attn = nullptr;         // attention output [rows x local]
     float* scores = nullptr;       // [prompt x maxLen] scratch
     float* part = nullptr;         // row-parallel partial sums, allreduced in place
+    void* partComm = nullptr;      // part in the communication type, when not fp32
     float* ffn = nullptr;          // [rows x ffn/tp]
     float* logitsLocal = nullptr;  // [seqs x vocab/tp]
     float* logitsAll = nullptr;    // allgathered [tp x seqs x vocab/tp]
@@ -79,9 +83,10 @@ class TpEngine {
     cohort::runtime::Event* done = nullptr;   // the collective finished
   };
   TpEngine(const ModelConfig& model, const RunShape& shape, const ShardWeights* weights,
-           cohort::Communicator* comm, bool keepLogits);
+           cohort::Communicator* comm, cohort::DataType commType, bool keepLogits);
   cohort::Status allocate();
   cohort::Status deviceAlloc(std::size_t floats, float** out);
+  cohort::Status allReduceParts(MicroBatch& m, std::size_t count);
   cohort::Status launch(std::function<void()> body);
   cohort::Status communicate(MicroBatch& m, bool gather, std::size_t count);
   cohort::Status consume(MicroBatch& m);
@@ -95,6 +100,7 @@ class TpEngine {
   const RunShape shape_;
   const ShardWeights* weights_;
   cohort::Communicator* comm_;
+  const cohort::DataType commType_;
   const bool keepLogits_;
   const int tp_;
   cohort::runtime::Stream* compute_ = nullptr;

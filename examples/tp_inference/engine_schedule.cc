@@ -38,8 +38,7 @@ Status TpEngine::communicate(MicroBatch& m, bool gather, std::size_t count) {
   }));
   TP_TRY(gather ? comm_->allGather(m.logitsLocal, m.logitsAll, count, cohort::DataType::kFloat32,
                                    link_)
-                : comm_->allReduce(m.part, m.part, count, cohort::DataType::kFloat32,
-                                   cohort::ReduceOp::kSum, link_));
+                : allReduceParts(m, count));
   TP_TRY(rt::launchKernel(link_, [this](rt::Stream*) {
     commTimes_.push_back({commBegin_, nowSeconds()});
     return Status::Ok();
@@ -47,6 +46,24 @@ Status TpEngine::communicate(MicroBatch& m, bool gather, std::size_t count) {
   TP_TRY(rt::eventRecord(m.done, link_));
   // Without overlap the compute stream stops until this collective is done.
   return overlapRun_ ? Status::Ok() : rt::streamWaitEvent(compute_, m.done);
+}
+
+// The partial sums, summed over the ranks in commType_. A 16-bit type is converted
+// from fp32 on the link stream, just before the allreduce, and back just after it:
+// only the communication sees the narrower type, and its time counts as
+// communication.
+Status TpEngine::allReduceParts(MicroBatch& m, std::size_t count) {
+  if (commType_ == cohort::DataType::kFloat32) {
+    return comm_->allReduce(m.part, m.part, count, commType_, cohort::ReduceOp::kSum, link_);
+  }
+  const cohort::DataType type = commType_;
+  TP_TRY(rt::launchKernel(link_, [&m, count, type](rt::Stream*) {
+    return cohort::convertElements(m.part, cohort::DataType::kFloat32, m.partComm, type, count);
+  }));
+  TP_TRY(comm_->allReduce(m.partComm, m.partComm, count, type, cohort::ReduceOp::kSum, link_));
+  return rt::launchKernel(link_, [&m, count, type](rt::Stream*) {
+    return cohort::convertElements(m.partComm, type, m.part, cohort::DataType::kFloat32, count);
+  });
 }
 
 Status TpEngine::consume(MicroBatch& m) {

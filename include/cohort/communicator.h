@@ -40,6 +40,14 @@ std::size_t dataTypeSize(DataType type);
 const char* dataTypeName(DataType type);
 const char* reduceOpName(ReduceOp op);
 
+/// Converts `count` elements of `srcType` at src to `dstType` at dst, on the host: what
+/// a program that computes in fp32 and communicates in fp16 or bf16 does before and
+/// after a collective (a device's cast kernel). fp32 -> fp16 or bf16 rounds to nearest
+/// even, as the reductions do; fp16 or bf16 -> fp32 is exact; the same type copies.
+/// src and dst must not overlap. kInvalidArgument for other pairs or null pointers.
+Status convertElements(const void* src, DataType srcType, void* dst, DataType dstType,
+                       std::size_t count);
+
 /// The root info blob (4108 bytes, like HcclRootInfo): made by one rank with
 /// Communicator::getUniqueId, passed to every rank out of band.
 struct UniqueId {

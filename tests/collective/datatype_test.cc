@@ -2,66 +2,33 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <cstring>
-#include <limits>
+#include <cstdint>
+#include <vector>
+
+#include "test_util.h"
 
 namespace cohort::collective {
 namespace {
 
-TEST(DataTypeTest, HalfConversionsMatchTheCompilerForEveryValue) {
-  for (std::uint32_t bits = 0; bits < 65536; ++bits) {
-    const auto h = static_cast<std::uint16_t>(bits);
-    _Float16 ref;
-    std::memcpy(&ref, &h, 2);
-    const float f = halfToFloat(h);
-    if (std::isnan(static_cast<float>(ref))) {
-      EXPECT_TRUE(std::isnan(f));
-      continue;
-    }
-    ASSERT_EQ(f, static_cast<float>(ref)) << bits;
-    ASSERT_EQ(floatToHalf(f), h) << bits;
-  }
-  // Rounding to nearest even, overflow and underflow, against the compiler.
-  for (float f : {1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 65519.0f, 65520.0f, 1e6f, 5.96e-8f,
-                  2.98e-8f, 2.99e-8f, -3.1415926f, 1e-5f, 6.1e-5f}) {
-    const _Float16 ref = static_cast<_Float16>(f);
-    std::uint16_t want;
-    std::memcpy(&want, &ref, 2);
-    EXPECT_EQ(floatToHalf(f), want) << f;
-  }
-}
-
-TEST(DataTypeTest, BFloat16RoundsToNearestEven) {
-  EXPECT_EQ(floatToBf16(1.0f), 0x3f80);
-  EXPECT_EQ(bf16ToFloat(0x3f80), 1.0f);
-  // 1 + 2^-8 is a tie between 1 and 1 + 2^-7: even wins (1.0).
-  EXPECT_EQ(floatToBf16(1.0f + 1.0f / 256), 0x3f80);
-  EXPECT_EQ(floatToBf16(1.0f + 3.0f / 256), 0x3f82);
-  EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(std::numeric_limits<float>::quiet_NaN()))));
-}
-
-template <typename T>
-std::vector<T> apply(DataType t, ReduceOp op, std::vector<T> a, const std::vector<T>& b) {
-  reductionFor(t, op).fn(a.data(), a.data(), b.data(), a.size() * sizeof(T), nullptr);
-  return a;
-}
-
-TEST(DataTypeTest, KernelsForEveryOp) {
-  EXPECT_EQ(apply<int>(DataType::kInt32, ReduceOp::kSum, {1, -2, 3}, {10, 20, -30}), (std::vector<int>{11, 18, -27}));
-  EXPECT_EQ(apply<int>(DataType::kInt32, ReduceOp::kProd, {2, -3, 0}, {5, 7, 9}), (std::vector<int>{10, -21, 0}));
-  EXPECT_EQ(apply<int>(DataType::kInt32, ReduceOp::kMax, {2, -3, 9}, {5, -7, 1}), (std::vector<int>{5, -3, 9}));
-  EXPECT_EQ(apply<int>(DataType::kInt32, ReduceOp::kMin, {2, -3, 9}, {5, -7, 1}), (std::vector<int>{2, -7, 1}));
-  // Wrap-around, not undefined behaviour.
-  EXPECT_EQ(apply<std::int8_t>(DataType::kInt8, ReduceOp::kSum, {127}, {1}), (std::vector<std::int8_t>{-128}));
-  EXPECT_EQ(apply<std::uint16_t>(DataType::kUint16, ReduceOp::kProd, {65535}, {65535}), (std::vector<std::uint16_t>{1}));
-  EXPECT_EQ(apply<double>(DataType::kFloat64, ReduceOp::kSum, {0.5, 1e300}, {0.25, 1e300}), (std::vector<double>{0.75, 2e300}));
-  const std::uint16_t one = floatToHalf(1.0f), two = floatToHalf(2.0f);
-  EXPECT_EQ(apply<std::uint16_t>(DataType::kFloat16, ReduceOp::kSum, {one}, {two}), (std::vector<std::uint16_t>{floatToHalf(3.0f)}));
-  // Avg reduces as sum; finishAverage divides.
-  std::vector<float> f = apply<float>(DataType::kFloat32, ReduceOp::kAvg, {1, 2}, {3, 5});
-  finishAverage(f.data(), 2, DataType::kFloat32, 2);
-  EXPECT_EQ(f, (std::vector<float>{2, 3.5}));
+// The public conversion (what a program communicating in fp16 or bf16 calls); the
+// kernels behind it are tested in tests/kernels.
+TEST(DataTypeTest, ConvertElements) {
+  const std::vector<float> f = {1.0f, -2.5f, 1.0f + 1.0f / 256, 65504.0f, 0.0f};
+  std::vector<std::uint16_t> h(f.size()), b(f.size());
+  ASSERT_OK(convertElements(f.data(), DataType::kFloat32, h.data(), DataType::kFloat16, f.size()));
+  EXPECT_EQ(h, (std::vector<std::uint16_t>{0x3c00, 0xc100, 0x3c04, 0x7bff, 0x0000}));
+  ASSERT_OK(convertElements(f.data(), DataType::kFloat32, b.data(), DataType::kBFloat16, f.size()));
+  EXPECT_EQ(b, (std::vector<std::uint16_t>{0x3f80, 0xc020, 0x3f80, 0x4780, 0x0000}));
+  std::vector<float> back(f.size());
+  ASSERT_OK(
+      convertElements(h.data(), DataType::kFloat16, back.data(), DataType::kFloat32, h.size()));
+  EXPECT_EQ(back, (std::vector<float>{1.0f, -2.5f, 1.0f + 1.0f / 256, 65504.0f, 0.0f}));
+  ASSERT_OK(convertElements(f.data(), DataType::kFloat32, back.data(), DataType::kFloat32, 2));
+  EXPECT_ERROR(convertElements(f.data(), DataType::kFloat32, back.data(), DataType::kInt32, 1),
+               kInvalidArgument, "float -> int32 is not supported");
+  EXPECT_ERROR(convertElements(nullptr, DataType::kFloat16, back.data(), DataType::kFloat32, 1),
+               kInvalidArgument, "null");
+  EXPECT_OK(convertElements(nullptr, DataType::kFloat16, nullptr, DataType::kFloat32, 0));
 }
 
 TEST(DataTypeTest, NamesAndSizes) {

@@ -11,6 +11,7 @@
 #include "collective/datatype.h"
 #include "collective/op.h"
 #include "collective/schedule.h"
+#include "kernels/reduce.h"
 
 namespace cohort::collective {
 namespace {
@@ -32,7 +33,7 @@ char* at(RankState& s, const Range& r) {
 std::string simulate(const std::vector<Schedule>& scheds, std::vector<RankState>& st) {
   const int n = static_cast<int>(scheds.size());
   std::map<std::pair<int, int>, std::deque<Msg>> queues;  // (from, to)
-  const auto& red = reductionFor(DataType::kInt32, ReduceOp::kSum);
+  const auto& red = kernels::reductionFor(DataType::kInt32, ReduceOp::kSum);
   for (int r = 0; r < n; ++r) st[r].scratch.assign(scheds[r].scratchBytes + 64, 0);
   bool progress = true;
   while (progress) {

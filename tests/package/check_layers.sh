@@ -5,12 +5,13 @@ set -euo pipefail
 src=$1
 declare -A allowed=(
   [common]="common"
+  [kernels]="common kernels"
   [runtime]="common runtime"
   [ranktable]="common ranktable"
-  [transport]="common runtime transport"
-  [collective]="common runtime ranktable transport collective"
+  [transport]="common kernels runtime transport"
+  [collective]="common kernels runtime ranktable transport collective"
   [launcher]="common ranktable transport launcher"
-  [acl]="common runtime acl"
+  [acl]="common kernels runtime acl"
 )
 bad=0
 for folder in "${!allowed[@]}"; do
