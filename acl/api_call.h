@@ -44,6 +44,21 @@ Outcome requireDevice(const char* function);
 aclError finish(const char* function, Site site, const Outcome& outcome);
 aclError notInitialized(const char* function);
 
+/// apiCall() for the entry points CANN allows before aclInit (aclrtGetDeviceCount,
+/// aclrtGetSocName, the data-type helpers): the same error handling, no init check.
+template <typename Body>
+aclError apiCallAnyTime(const char* function, Body&& body) {
+  try {
+    return finish(function, Site::kGeneral, body());
+  } catch (const std::bad_alloc&) {
+    return finish(function, Site::kGeneral,
+                  Outcome(ACL_ERROR_BAD_ALLOC, Status(ErrorCode::kOutOfMemory, "host memory")));
+  } catch (const std::exception& e) {
+    return finish(function, Site::kGeneral,
+                  Outcome(ACL_ERROR_INTERNAL_ERROR, Status(ErrorCode::kInternal, e.what())));
+  }
+}
+
 template <typename Body>
 aclError apiCall(const char* function, Site site, Body&& body) {
   if (!isInitialized()) return notInitialized(function);

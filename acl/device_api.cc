@@ -49,8 +49,9 @@ aclError aclrtGetDevice(int32_t* deviceId) {
   });
 }
 
+// CANN answers before aclInit too: hccl_test asks it first, to choose the device.
 aclError aclrtGetDeviceCount(uint32_t* count) {
-  return apiCall("aclrtGetDeviceCount", [&]() -> Outcome {
+  return cohort::acl::apiCallAnyTime("aclrtGetDeviceCount", [&]() -> Outcome {
     if (count == nullptr) return nullArgument("aclrtGetDeviceCount", "count");
     int n = 0;
     COHORT_RETURN_IF_ERROR(rt::getDeviceCount(&n));
@@ -107,6 +108,37 @@ aclError aclrtGetCurrentContext(aclrtContext* context) {
     Status st = Registry::get().currentContext(&current);
     if (!st.ok()) return Outcome(ACL_ERROR_RT_CONTEXT_NULL, st);
     *context = current;
+    return Status::Ok();
+  });
+}
+
+aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode) {
+  const char* fn = "aclrtSetDeviceSatMode";
+  return apiCall(fn, [&]() -> Outcome {
+    ACL_RETURN_IF_FAILED(requireDevice(fn));
+    if (mode == ACL_RT_OVERFLOW_MODE_SATURATION) {
+      // The reductions are IEEE 754: claiming saturation would be untrue.
+      return Outcome(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                     cohort::makeError(ErrorCode::kNotSupported,
+                                       "{}: ACL_RT_OVERFLOW_MODE_SATURATION is not supported: "
+                                       "Cohort's arithmetic gives inf/NaN on overflow (INFNAN)",
+                                       fn));
+    }
+    if (mode != ACL_RT_OVERFLOW_MODE_INFNAN) {
+      return cohort::makeError(ErrorCode::kInvalidArgument, "{}: mode {} is not an "
+                               "aclrtFloatOverflowMode", fn, static_cast<int>(mode));
+    }
+    return Status::Ok();  // what every device does already
+  });
+}
+
+aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode* mode) {
+  const char* fn = "aclrtGetDeviceSatMode";
+  return apiCall(fn, [&]() -> Outcome {
+    if (mode == nullptr) return nullArgument(fn, "mode");
+    ACL_RETURN_IF_FAILED(requireDevice(fn));
+    // Only INFNAN can be set, which is also what every device starts with.
+    *mode = ACL_RT_OVERFLOW_MODE_INFNAN;
     return Status::Ok();
   });
 }

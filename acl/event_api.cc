@@ -96,6 +96,12 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
   return apiCall("aclrtResetEvent", [&]() -> Outcome {
     bool complete = false;
     ACL_RETURN_IF_FAILED(queryEvent("aclrtResetEvent", event, &complete));  // a live event
+    rt::EventDescription description;
+    if (rt::eventDescribe(toEvent(event), &description).ok() && description.ipc) {
+      return Outcome(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                     cohort::makeError(ErrorCode::kNotSupported,
+                                       "aclrtResetEvent: not supported for ACL_EVENT_IPC events"));
+    }
     ACL_RETURN_IF_FAILED(needStream("aclrtResetEvent", stream));
     // In stream order, so that records queued before the reset do not undo it. An
     // event destroyed meanwhile has nothing left to reset.

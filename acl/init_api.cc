@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,8 @@
 #include "acl/acl.h"
 #include "acl/api_call.h"
 #include "acl/error_state.h"
+#include "acl/exceptions.h"
+#include "acl/init_callbacks.h"
 #include "acl/registry.h"
 #include "acl/report_hub.h"
 #include "cohort/runtime.h"
@@ -27,6 +30,8 @@ using Json = nlohmann::json;
 constexpr int kMaxJsonDepth = 10;
 
 std::atomic<bool> gFinalized{false};
+// aclInit calls since the last finalisation, repeated ones included (aclFinalizeReference).
+std::atomic<std::uint64_t> gInitCount{0};
 
 int depthOf(const Json& j) {
   int deepest = 0;
@@ -78,7 +83,7 @@ Outcome readOptions(const Json& j, const std::string& path, InitOptions* options
   return Status::Ok();
 }
 
-Outcome parseConfigFile(const char* path, InitOptions* options) {
+Outcome parseConfigFile(const char* path, InitOptions* options, std::string* configText) {
   std::ifstream in(path);
   if (!in) {
     return Outcome(
@@ -88,6 +93,7 @@ Outcome parseConfigFile(const char* path, InitOptions* options) {
                                                path)));
   }
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  *configText = text;
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) return Status::Ok();
   Json j;
   try {
@@ -108,17 +114,21 @@ Outcome parseConfigFile(const char* path, InitOptions* options) {
 
 Outcome initialize(const char* configPath) {
   if (cohort::acl::isInitialized()) {
+    gInitCount.fetch_add(1);
     return Outcome(ACL_ERROR_REPEAT_INITIALIZE,
                    Status(ErrorCode::kInvalidUsage, "aclInit: already initialised"));
   }
   COHORT_RETURN_IF_ERROR(cohort::runtime::init());
   InitOptions options;
+  std::string configText;
   if (configPath != nullptr && configPath[0] != '\0') {
-    ACL_RETURN_IF_FAILED(parseConfigFile(configPath, &options));
+    ACL_RETURN_IF_FAILED(parseConfigFile(configPath, &options, &configText));
   }
   cohort::acl::setInitialized(true, options);
   gFinalized.store(false);
-  return Status::Ok();
+  gInitCount.store(1);
+  // A failing callback's number is aclInit's; the runtime stays initialised.
+  return cohort::acl::runInitCallbacks(configText);
 }
 
 Outcome finalize() {
@@ -130,10 +140,24 @@ Outcome finalize() {
     return Outcome(ACL_ERROR_UNINITIALIZE,
                    Status(ErrorCode::kNotInitialized, "aclFinalize: aclInit was never called"));
   }
+  cohort::acl::runFinalizeCallbacks();
   cohort::acl::ReportHub::get().reset();
   cohort::acl::Registry::get().releaseAll();
+  cohort::acl::forgetReleasedDeviceFaults();
   cohort::acl::setInitialized(false);
   gFinalized.store(true);
+  gInitCount.store(0);
+  return Status::Ok();
+}
+
+// Drops one aclInit count; the last one finalizes.
+Outcome finalizeReference(uint64_t* refCount) {
+  if (!cohort::acl::isInitialized()) return finalize();  // its errors
+  std::uint64_t left = gInitCount.load();
+  while (left > 0 && !gInitCount.compare_exchange_weak(left, left - 1)) {
+  }
+  if (left <= 1) ACL_RETURN_IF_FAILED(finalize());
+  if (refCount != nullptr) *refCount = left > 0 ? left - 1 : 0;
   return Status::Ok();
 }
 
@@ -145,6 +169,11 @@ aclError aclInit(const char* configPath) {
 
 aclError aclFinalize(void) {
   return cohort::acl::finish("aclFinalize", cohort::acl::Site::kGeneral, finalize());
+}
+
+aclError aclFinalizeReference(uint64_t* refCount) {
+  return cohort::acl::finish("aclFinalizeReference", cohort::acl::Site::kGeneral,
+                             finalizeReference(refCount));
 }
 
 const char* aclGetRecentErrMsg(void) { return cohort::acl::takeRecentMessages(); }

@@ -50,7 +50,7 @@ Outcome toKind(const char* function, aclrtMemcpyKind kind, rt::MemcpyKind* out) 
 bool isPageableHost(const void* p) {
   rt::PointerAttributes attributes;
   return rt::pointerGetAttributes(p, &attributes).ok() && !attributes.isDevice &&
-         !attributes.isPinnedHost;
+         !attributes.isPinnedHost && !attributes.isRegistered;
 }
 
 bool isDevice(const void* p) {

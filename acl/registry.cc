@@ -1,7 +1,9 @@
 #include "acl/registry.h"
 
+#include <iterator>
 #include <vector>
 
+#include "acl/device_state.h"
 #include "acl/report_hub.h"
 #include "common/error.h"
 
@@ -25,7 +27,7 @@ Registry& Registry::get() {
 
 Context* Registry::defaultContextLocked(int device) {
   auto& slot = defaults_[device];
-  if (!slot) slot = std::make_unique<Context>(Context{device, true});
+  if (!slot) slot = std::make_unique<Context>(Context{device, true, {}});
   return slot.get();
 }
 
@@ -43,7 +45,26 @@ bool Registry::isValidLocked(const Context* context) {
   return isDefaultLocked(context) && deviceIsSet(context->device);
 }
 
+// The device-state callbacks hear only of devices that exist.
 Status Registry::setDevice(int device) {
+  rt::DeviceInfo info;
+  COHORT_RETURN_IF_ERROR(rt::getDeviceInfo(device, &info));
+  notifyDeviceState(device, ACL_RT_DEVICE_STATE_SET_PRE);
+  COHORT_RETURN_IF_ERROR(setDeviceUntold(device));
+  notifyDeviceState(device, ACL_RT_DEVICE_STATE_SET_POST);
+  return Status::Ok();
+}
+
+Status Registry::resetDevice(int device) {
+  rt::DeviceInfo info;
+  COHORT_RETURN_IF_ERROR(rt::getDeviceInfo(device, &info));
+  notifyDeviceState(device, ACL_RT_DEVICE_STATE_RESET_PRE);
+  COHORT_RETURN_IF_ERROR(resetDeviceUntold(device));
+  notifyDeviceState(device, ACL_RT_DEVICE_STATE_RESET_POST);
+  return Status::Ok();
+}
+
+Status Registry::setDeviceUntold(int device) {
   COHORT_RETURN_IF_ERROR(rt::setDevice(device));
   std::lock_guard<std::mutex> lock(mu_);
   ++deviceRefs_[device];
@@ -51,7 +72,7 @@ Status Registry::setDevice(int device) {
   return Status::Ok();
 }
 
-Status Registry::resetDevice(int device) {
+Status Registry::resetDeviceUntold(int device) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = deviceRefs_.find(device);
@@ -70,14 +91,45 @@ Status Registry::resetDevice(int device) {
     if (tContext != nullptr && tContext->device == device && tContext->isDefault) {
       tContext = nullptr;
     }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      defaultContextLocked(device)->sysParams.clear();
+    }
     ReportHub::get().forgetDeadStreams();
   }
   return Status::Ok();
 }
 
+Status Registry::resetDeviceForce(int device) {
+  rt::DeviceInfo info;
+  COHORT_RETURN_IF_ERROR(rt::getDeviceInfo(device, &info));  // names the valid range
+  notifyDeviceState(device, ACL_RT_DEVICE_STATE_RESET_PRE);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = deviceRefs_.find(device);
+    if (it == deviceRefs_.end() || it->second == 0) {
+      return makeError(ErrorCode::kInvalidDevice,
+                       "aclrtResetDeviceForce({}): the device is not set (no aclrtSetDevice "
+                       "reference is outstanding)",
+                       device);
+    }
+    deviceRefs_.erase(it);
+    // Explicit contexts of the device go with it: their references die in the teardown.
+    for (auto c = explicit_.begin(); c != explicit_.end();) {
+      c = c->second->device == device ? explicit_.erase(c) : std::next(c);
+    }
+    defaultContextLocked(device)->sysParams.clear();
+  }
+  if (tContext != nullptr && tContext->device == device) tContext = nullptr;
+  COHORT_RETURN_IF_ERROR(rt::resetDeviceForce(device));
+  ReportHub::get().forgetDeadStreams();
+  notifyDeviceState(device, ACL_RT_DEVICE_STATE_RESET_POST);
+  return Status::Ok();
+}
+
 Status Registry::createContext(int device, Context** out) {
   COHORT_RETURN_IF_ERROR(rt::setDevice(device));
-  auto context = std::make_unique<Context>(Context{device, false});
+  auto context = std::make_unique<Context>(Context{device, false, {}});
   Context* raw = context.get();
   std::lock_guard<std::mutex> lock(mu_);
   explicit_[raw] = std::move(context);
@@ -130,6 +182,28 @@ Status Registry::setCurrentContext(Context* context) {
 
 Status Registry::currentContext(Context** out) {
   std::lock_guard<std::mutex> lock(mu_);
+  return currentContextLocked(out);
+}
+
+Status Registry::setContextParam(int option, std::int64_t value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Context* context = nullptr;
+  COHORT_RETURN_IF_ERROR(currentContextLocked(&context));
+  context->sysParams[option] = value;
+  return Status::Ok();
+}
+
+Status Registry::contextParam(int option, std::int64_t* value, bool* found) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Context* context = nullptr;
+  COHORT_RETURN_IF_ERROR(currentContextLocked(&context));
+  auto it = context->sysParams.find(option);
+  *found = it != context->sysParams.end();
+  if (*found) *value = it->second;
+  return Status::Ok();
+}
+
+Status Registry::currentContextLocked(Context** out) {
   if (isValidLocked(tContext)) {
     *out = const_cast<Context*>(tContext);
     return Status::Ok();
@@ -163,6 +237,7 @@ void Registry::releaseAll() {
     explicit_.clear();
     for (const auto& [device, refs] : deviceRefs_) resets.insert(resets.end(), refs, device);
     deviceRefs_.clear();
+    for (auto& entry : defaults_) entry.second->sysParams.clear();
   }
   for (rt::Event* event : events) (void)rt::eventDestroy(event);
   for (int device : resets) (void)rt::resetDevice(device);

@@ -3,6 +3,7 @@
 // aclFinalize can release everything.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,9 @@ namespace cohort::acl {
 struct Context {
   int device;
   bool isDefault;
+  /// aclrtCtxSetSysParamOpt values by aclSysParamOpt (guarded by the registry's lock;
+  /// a default context's are cleared when its device is released).
+  std::map<int, std::int64_t> sysParams;
 };
 
 /// Process-wide, thread-safe. The current context is per thread.
@@ -31,6 +35,11 @@ class Registry {
   Status setDevice(int device);
   /// Drops one reference taken by setDevice (kInvalidDevice if none is held).
   Status resetDevice(int device);
+  /// aclrtResetDeviceForce: drops every reference taken by setDevice, destroys the
+  /// device's explicit contexts and tears the device down whatever other references
+  /// it has (kInvalidDevice if setDevice holds none). setDevice, resetDevice and this
+  /// tell the device-state callbacks (device_state.h) before and after.
+  Status resetDeviceForce(int device);
 
   Status createContext(int device, Context** out);
   Status destroyContext(Context* context);
@@ -39,6 +48,10 @@ class Registry {
   /// The context set last on this thread if it is still valid, else the default
   /// context of the thread's current device; kInvalidDevice when there is none.
   Status currentContext(Context** out);
+  /// A system parameter of the current context (kInvalidDevice without one); *found
+  /// is false when it was never set there.
+  Status setContextParam(int option, std::int64_t value);
+  Status contextParam(int option, std::int64_t* value, bool* found);
 
   void addEvent(runtime::Event* event);
   void removeEvent(runtime::Event* event);
@@ -49,6 +62,9 @@ class Registry {
 
  private:
   Registry() = default;
+  Status setDeviceUntold(int device);
+  Status resetDeviceUntold(int device);
+  Status currentContextLocked(Context** out);
   Context* defaultContextLocked(int device);
   bool isDefaultLocked(const Context* context) const;
   bool isValidLocked(const Context* context);

@@ -4,6 +4,7 @@
 #include "acl/acl.h"
 #include "acl/api_call.h"
 #include "acl/report_hub.h"
+#include "acl/stream_attrs.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
@@ -33,11 +34,14 @@ Outcome needStream(const char* function, aclrtStream stream) {
   return stream == nullptr ? requireDevice(function) : Outcome(Status::Ok());
 }
 
-Outcome createStream(const char* function, aclrtStream* stream) {
+Outcome createStream(const char* function, aclrtStream* stream, uint32_t priority = 0,
+                     uint32_t flag = 0) {
   if (stream == nullptr) return nullArgument(function, "stream");
   ACL_RETURN_IF_FAILED(requireDevice(function));
   rt::Stream* created = nullptr;
   COHORT_RETURN_IF_ERROR(rt::streamCreate(&created));
+  // For aclrtStreamGetFlags / aclrtStreamGetPriority (stream_ext_api.cc).
+  if (priority != 0 || flag != 0) cohort::acl::StreamAttrs::get().created(created, flag, priority);
   *stream = created;
   return Status::Ok();
 }
@@ -57,7 +61,7 @@ aclError aclrtCreateStreamWithConfig(aclrtStream* stream, uint32_t priority, uin
                                "{}: flag {:#x} has unknown bits {:#x} (known: ACL_STREAM_*)", fn,
                                flag, flag & ~kKnownStreamFlags);
     }
-    return createStream(fn, stream);
+    return createStream(fn, stream, priority, flag);
   });
 }
 
@@ -133,5 +137,18 @@ aclError aclrtProcessReport(int32_t timeout) {
 aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream) {
   return apiCall("aclrtUnSubscribeReport", [&]() -> Outcome {
     return ReportHub::get().unsubscribe(threadId, toStream(stream));
+  });
+}
+
+aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode) {
+  const char* fn = "aclrtSetStreamFailureMode";
+  return apiCall(fn, [&]() -> Outcome {
+    ACL_RETURN_IF_FAILED(needStream(fn, stream));
+    if (mode != ACL_CONTINUE_ON_FAILURE && mode != ACL_STOP_ON_FAILURE) {
+      return cohort::makeError(ErrorCode::kInvalidArgument,
+                               "{}: mode {} is neither ACL_CONTINUE_ON_FAILURE (0) nor "
+                               "ACL_STOP_ON_FAILURE (1)", fn, mode);
+    }
+    return rt::streamSetFailureMode(toStream(stream), mode == ACL_CONTINUE_ON_FAILURE);
   });
 }

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <string_view>
 
 #include "collective/comm_impl.h"
 #include "collective/datatype.h"
@@ -36,6 +37,10 @@ Status checkBuffer(const char* role, const void* p, std::size_t bytes, int devic
   }
   runtime::PointerAttributes a;
   COHORT_RETURN_IF_ERROR(runtime::pointerGetAttributes(p, &a));
+  // A mapping made without access (aclrtMemMapNoAccess) would fault in the copy.
+  const bool writes = std::string_view(role) != "sendbuf";
+  Status access = runtime::vmmCheckAccess(p, bytes, writes, role);
+  if (!access.ok()) return makeError(access.code(), "{}: {}", op.describe(), access.message());
   if (a.isDevice && a.device >= 0 && a.device != device) {
     return makeError(ErrorCode::kInvalidArgument,
                      "{}: {} {} is memory of device {}, but the communicator runs on device {}",

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -38,6 +40,33 @@ void nameProcess(const std::string& name);
 void flush();
 /// Reads COHORT_TRACE again (tests, cohort-perf --trace).
 void configure(const std::string& dir);
+
+/// An instant on this thread's track, now. Like complete(), these record whether
+/// or not tracing is on: callers check enabled().
+void instant(const char* cat, std::string name, std::string args = {});
+/// The ends of span `id` of category `cat`, which may begin and end on different
+/// threads (Chrome's nestable asynchronous events, drawn on a track of their own).
+void asyncBegin(const char* cat, std::string name, std::uint64_t id, std::string args = {});
+void asyncEnd(const char* cat, std::string name, std::uint64_t id, std::string args = {});
+/// `s` escaped to go between the quotes of a JSON string.
+std::string escape(const std::string& s);
+
+// Run-time sessions (aclprofStart / aclprofStop) record the same timeline into a
+// folder chosen by the program, in a process that COHORT_TRACE does not trace.
+// The functions below and the recording functions are thread-safe.
+
+/// A session's filter: false leaves the category's events out of the file. It runs
+/// under the trace's lock, so it must not call into the trace (nor wait on a lock).
+using CategoryFilter = std::function<bool(const char* cat)>;
+/// Starts recording into DIR/cohort-trace-<pid>.json (written by stopSession, or
+/// at exit if still running). Earlier sessions' events stay when DIR is the last
+/// session's. False when COHORT_TRACE traces the process or a session runs.
+bool startSession(const std::string& dir, CategoryFilter keep = {});
+/// Stops recording and writes the session's file; false (and the reason in
+/// `error`) when no session runs or the file cannot be written.
+bool stopSession(std::string* error = nullptr);
+/// Whether a session started by startSession is recording.
+bool sessionRunning();
 
 /// A span from construction to destruction (nothing when tracing is off).
 class Span {

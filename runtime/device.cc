@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,8 +12,11 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/version.h"
+#include "runtime/host_memory.h"
 #include "runtime/ipc_handle.h"
 #include "runtime/node_registry.h"
+#include "runtime/stream_control.h"
+#include "runtime/vmm.h"
 
 namespace cohort::runtime {
 
@@ -123,6 +127,7 @@ Status DeviceManager::bringUp(Device* device) {
 }
 
 void DeviceManager::tearDown(Device* device) {
+  device->resetCount.fetch_add(1, std::memory_order_acq_rel);
   // Streams drain in their destructors. Unregister first so no new work arrives.
   {
     std::lock_guard<std::mutex> lock(registryMu_);
@@ -142,18 +147,40 @@ void DeviceManager::tearDown(Device* device) {
 Status DeviceManager::setDevice(int id) {
   Device* device = nullptr;
   COHORT_RETURN_IF_ERROR(this->device(id, &device));
-  std::lock_guard<std::mutex> lock(device->mu);
-  if (device->refCount == 0) COHORT_RETURN_IF_ERROR(bringUp(device));
-  ++device->refCount;
-  tCurrentDevice = id;
-  log::setThreadDevice(id);
+  Stream* created = nullptr;  // the default stream, when this call brought the device up
+  {
+    std::lock_guard<std::mutex> lock(device->mu);
+    if (device->refCount == 0) {
+      COHORT_RETURN_IF_ERROR(bringUp(device));
+      created = device->defaultStream;
+    }
+    ++device->refCount;
+    tCurrentDevice = id;
+    log::setThreadDevice(id);
+  }
+  if (created != nullptr) notifyStreamObserver(created, /*created=*/true);
   return Status::Ok();
 }
 
 Status DeviceManager::resetDevice(int id) {
   Device* device = nullptr;
   COHORT_RETURN_IF_ERROR(this->device(id, &device));
-  std::lock_guard<std::mutex> lock(device->mu);
+  std::unique_lock<std::mutex> lock(device->mu);
+  // The last reference destroys the device's streams: the stream observer hears of
+  // each first, without device->mu (it may call into the runtime). Streams created
+  // meanwhile are announced in the next round.
+  std::set<Stream*> announced;
+  while (device->refCount == 1 && hasStreamObserver()) {
+    std::vector<Stream*> unannounced;
+    for (Stream* s : device->streams) {
+      if (announced.count(s) == 0) unannounced.push_back(s);
+    }
+    if (unannounced.empty()) break;
+    lock.unlock();
+    for (Stream* s : unannounced) notifyStreamObserver(s, /*created=*/false);
+    announced.insert(unannounced.begin(), unannounced.end());
+    lock.lock();
+  }
   if (device->refCount == 0) {
     return makeError(ErrorCode::kInvalidDevice, "resetDevice({}): the device is not set", id);
   }
@@ -270,8 +297,11 @@ PointerInfo DeviceManager::classify(const void* p) {
     info.kind = PointerInfo::Kind::kPinnedHost;
     info.label = "pinned host memory";
     info.live = hostPool_->findAllocation(p, &info.base, &info.size);
+    info.eitherSide = HostMemory::get().mappedRegistration(p);
     return info;
   }
+  if (HostMemory::get().classify(p, &info)) return info;
+  if (VirtualMemory::get().classify(p, &info)) return info;
   std::lock_guard<std::mutex> lock(registryMu_);
   auto it = imports_.upper_bound(reinterpret_cast<std::uintptr_t>(p));
   if (it != imports_.begin()) {
@@ -287,15 +317,30 @@ PointerInfo DeviceManager::classify(const void* p) {
   return info;
 }
 
+Status openPeerFile(std::int32_t pid, int fd, std::uint64_t end, const char* what, int* out) {
+  const std::string path = fmt::format("/proc/{}/fd/{}", pid, fd);
+  const int opened = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (opened < 0) {
+    return systemError(errno, fmt::format("{}: cannot open the exporter's memory {} (process {} "
+                                          "gone, or another user?)", what, path, pid));
+  }
+  struct stat st;
+  if (fstat(opened, &st) != 0 || static_cast<std::uint64_t>(st.st_size) < end) {
+    close(opened);
+    return makeError(ErrorCode::kInvalidArgument,
+                     "{}: {} is not the exporter's memory any more (too small for the handle: "
+                     "stale?)", what, path);
+  }
+  *out = opened;
+  return Status::Ok();
+}
+
 Status DeviceManager::importMapping(const MemHandle& handle, void** ptr) {
   IpcHandle h;
   COHORT_RETURN_IF_ERROR(decodeIpcHandle(handle, &h));
   const std::string path = fmt::format("/proc/{}/fd/{}", h.pid, h.fd);
-  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    return systemError(errno, fmt::format("memImport: cannot open the exporter's memory {} "
-                                          "(process {} gone, or another user?)", path, h.pid));
-  }
+  int fd = -1;
+  COHORT_RETURN_IF_ERROR(openPeerFile(h.pid, h.fd, h.offset + h.size, "memImport", &fd));
   const std::size_t page = 4096;
   const std::size_t mapOffset = h.offset / page * page;
   const std::size_t mappingSize = (h.offset - mapOffset + h.size + page - 1) / page * page;

@@ -51,6 +51,7 @@ class Device {
 
   std::mutex mu;          // guards the fields below
   int refCount = 0;
+  std::atomic<std::uint64_t> resetCount{0};  // teardowns so far (deviceResetCount)
   Stream* defaultStream = nullptr;
   std::set<Stream*> streams;  // including the default stream
   int nextStreamId = 0;
@@ -68,9 +69,17 @@ class Device {
 
 /// What a pointer is, as far as the runtime knows.
 struct PointerInfo {
-  enum class Kind { kHost, kPinnedHost, kDevice, kImported } kind = Kind::kHost;
+  // kMapped: device memory at addresses of a reservation (vmm.h), outside every pool.
+  // kRegistered: plain host memory registered with hostRegister; kManaged: managedMalloc
+  // memory (host_memory.h).
+  enum class Kind {
+    kHost, kPinnedHost, kDevice, kImported, kMapped, kRegistered, kManaged
+  } kind = Kind::kHost;
   int device = -1;
   bool live = false;  // inside a live allocation (always true for kHost)
+  // Host memory registered as mapped and managed memory: a copy may use it as host
+  // memory or as device memory.
+  bool eitherSide = false;
   char* base = nullptr;
   std::size_t size = 0;  // bytes from base that belong to the allocation
   const char* label = "host memory";
@@ -89,6 +98,8 @@ class DeviceManager {
 
   Status setDevice(int id);
   Status resetDevice(int id);
+  /// resetDevice down to no reference at once (device_control.cc).
+  Status resetDeviceForce(int id);
 
   Status createStream(Device* device, Stream** out);
   Status destroyStream(Stream* stream);

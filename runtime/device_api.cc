@@ -53,8 +53,21 @@ Status getDeviceInfo(int device, DeviceInfo* info) {
     info->memoryTotal = d->capacity();
     const std::size_t used = d->pool() != nullptr ? d->pool()->used() : 0;
     info->memoryFree = d->capacity() - used;
+    info->memoryPeak = d->pool() != nullptr ? d->pool()->peak() : 0;
     info->referenceCount = d->refCount;
     info->streamCount = static_cast<int>(d->streams.size());
+    return Status::Ok();
+  });
+}
+
+Status deviceResetCount(int device, std::uint64_t* count) {
+  return apiCall([&](DeviceManager& m) {
+    if (count == nullptr) {
+      return Status(ErrorCode::kInvalidArgument, "deviceResetCount: count is null");
+    }
+    Device* d = nullptr;
+    COHORT_RETURN_IF_ERROR(m.device(device, &d));
+    *count = d->resetCount.load(std::memory_order_acquire);
     return Status::Ok();
   });
 }
@@ -72,24 +85,39 @@ Status getMemInfo(std::size_t* freeBytes, std::size_t* totalBytes) {
   });
 }
 
+namespace {
+// Waits for every stream of d (created before the call).
+Status synchronizeStreamsOf(DeviceManager& m, Device* d, long timeoutMs) {
+  std::vector<Stream*> streams;
+  {
+    std::lock_guard<std::mutex> lock(d->mu);
+    streams.assign(d->streams.begin(), d->streams.end());
+  }
+  const Deadline deadline = Deadline::afterMs(timeoutMs);
+  Status first;
+  for (Stream* s : streams) {
+    Stream* live = nullptr;
+    if (!m.resolveStream(s, &live).ok()) continue;  // destroyed meanwhile
+    Status st = s->synchronize(deadline);
+    if (!st.ok() && first.ok()) first = st;
+  }
+  return first;
+}
+}  // namespace
+
 Status synchronizeDevice(long timeoutMs) {
   return apiCall([&](DeviceManager& m) {
     Device* d = nullptr;
     COHORT_RETURN_IF_ERROR(currentDevice(m, &d));
-    std::vector<Stream*> streams;
-    {
-      std::lock_guard<std::mutex> lock(d->mu);
-      streams.assign(d->streams.begin(), d->streams.end());
-    }
-    const Deadline deadline = Deadline::afterMs(timeoutMs);
-    Status first;
-    for (Stream* s : streams) {
-      Stream* live = nullptr;
-      if (!m.resolveStream(s, &live).ok()) continue;  // destroyed meanwhile
-      Status st = s->synchronize(deadline);
-      if (!st.ok() && first.ok()) first = st;
-    }
-    return first;
+    return synchronizeStreamsOf(m, d, timeoutMs);
+  });
+}
+
+Status synchronizeDeviceById(int device, long timeoutMs) {
+  return apiCall([&](DeviceManager& m) {
+    Device* d = nullptr;
+    COHORT_RETURN_IF_ERROR(m.device(device, &d));
+    return synchronizeStreamsOf(m, d, timeoutMs);
   });
 }
 

@@ -15,6 +15,7 @@
 namespace cohort::runtime {
 
 class Stream;
+class IpcEvent;
 
 /// Shared by the Event handle and by every queued task that records or waits on
 /// it, so destroying the handle never leaves a task with a dangling pointer.
@@ -28,6 +29,13 @@ struct EventState {
   Clock::time_point time;
   std::string recordedOn;  // stream name of the latest completion
   std::map<Stream*, int> listeners;  // streams with pending waits on this event, and how many
+  std::uint32_t id = 0;              // unique in the process (eventDescribe)
+  // Waits queued by streamWaitEventFor (timed, not lazy) that have not run or been
+  // skipped yet: with listeners, what eventDescribe reports as pending waits.
+  std::atomic<int> timedWaits{0};
+  // Set for an IPC event (ipc_event.h): its records and waits go through memory
+  // shared with other processes instead of the fields above.
+  std::shared_ptr<IpcEvent> ipc;
 
   /// Runs on the recording stream's worker; tells the listeners.
   void complete(std::uint64_t generation, Status streamError, const std::string& streamName);
@@ -40,10 +48,26 @@ struct EventState {
 
 class Event {
  public:
-  Event() : state_(std::make_shared<EventState>()) {}
+  Event() : state_(std::make_shared<EventState>()) {
+    state_->id = nextId().fetch_add(1, std::memory_order_relaxed) + 1;
+    live().fetch_add(1, std::memory_order_relaxed);
+  }
+  ~Event() { live().fetch_sub(1, std::memory_order_relaxed); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
   const std::shared_ptr<EventState>& state() const { return state_; }
+  /// Events that exist in this process (eventCount).
+  static std::size_t liveCount() { return live().load(std::memory_order_relaxed); }
 
  private:
+  static std::atomic<std::uint32_t>& nextId() {
+    static std::atomic<std::uint32_t> next{0};
+    return next;
+  }
+  static std::atomic<std::size_t>& live() {
+    static std::atomic<std::size_t> count{0};
+    return count;
+  }
   std::shared_ptr<EventState> state_;
 };
 

@@ -22,4 +22,10 @@ MemHandle encodeIpcHandle(const IpcHandle& h);
 /// kInvalidArgument when the bytes are not a handle of this runtime version.
 Status decodeIpcHandle(const MemHandle& handle, IpcHandle* out);
 
+/// Opens (read-write, close-on-exec) the file behind descriptor `fd` of process `pid` of
+/// this node through /proc, if it holds at least `end` bytes: a stale handle may name a
+/// descriptor that is now another, smaller file, whose pages past its end would raise
+/// SIGBUS. `what` prefixes the errors. The caller closes *out.
+Status openPeerFile(std::int32_t pid, int fd, std::uint64_t end, const char* what, int* out);
+
 }  // namespace cohort::runtime

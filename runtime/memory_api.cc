@@ -4,13 +4,16 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
 
 #include "runtime/api.h"
+#include "runtime/host_memory.h"
 #include "runtime/ipc_handle.h"
 #include "runtime/node_registry.h"
+#include "runtime/vmm.h"
 
 namespace cohort::runtime {
 
@@ -28,7 +31,13 @@ const char* kindName(MemcpyKind kind) {
 }
 
 bool isDeviceSide(const PointerInfo& info) {
-  return info.kind == PointerInfo::Kind::kDevice || info.kind == PointerInfo::Kind::kImported;
+  return info.kind == PointerInfo::Kind::kDevice || info.kind == PointerInfo::Kind::kImported ||
+         info.kind == PointerInfo::Kind::kMapped;
+}
+
+// Whether a pointer may stand on the side of a copy that wants device (or host) memory.
+bool fitsSide(const PointerInfo& info, bool wantDevice) {
+  return info.eitherSide || isDeviceSide(info) == wantDevice;
 }
 
 // A known allocation must be live and hold `count` bytes from p.
@@ -74,14 +83,24 @@ Status checkCopy(DeviceManager& m, void* dst, std::size_t destMax, const void* s
         kind == MemcpyKind::kHostToDevice || kind == MemcpyKind::kDeviceToDevice;
     const bool wantSrcDevice =
         kind == MemcpyKind::kDeviceToHost || kind == MemcpyKind::kDeviceToDevice;
-    if (isDeviceSide(d) != wantDstDevice || isDeviceSide(s) != wantSrcDevice) {
+    if (!fitsSide(d, wantDstDevice) || !fitsSide(s, wantSrcDevice)) {
       return makeError(ErrorCode::kInvalidMemcpyKind,
                        "{}: kind {} contradicts the pointers: destination {} is {}, source {} is {}",
                        fn, kindName(kind), dst, d.label, src, s.label);
     }
   }
   COHORT_RETURN_IF_ERROR(checkExtent(d, dst, count, fn, "destination"));
-  return checkExtent(s, src, count, fn, "source");
+  COHORT_RETURN_IF_ERROR(checkExtent(s, src, count, fn, "source"));
+  // Mappings may allow no access, or reads only (aclrtMemSetAccess): refused here rather
+  // than a fault in the copy.
+  auto& vm = VirtualMemory::get();
+  if (d.kind == PointerInfo::Kind::kMapped) {
+    COHORT_RETURN_IF_ERROR(vm.checkAccess(dst, count, true, fn));
+  }
+  if (s.kind == PointerInfo::Kind::kMapped) {
+    COHORT_RETURN_IF_ERROR(vm.checkAccess(src, count, false, fn));
+  }
+  return Status::Ok();
 }
 
 void copyBytes(void* dst, const void* src, std::size_t count) {
@@ -102,7 +121,10 @@ Status checkSet(DeviceManager& m, void* dst, std::size_t destMax, std::size_t co
     return makeError(ErrorCode::kSizeOverflow, "{}: count {} exceeds destMax {}", fn, count,
                      destMax);
   }
-  return checkExtent(m.classify(dst), dst, count, fn, "destination");
+  const PointerInfo d = m.classify(dst);
+  COHORT_RETURN_IF_ERROR(checkExtent(d, dst, count, fn, "destination"));
+  if (d.kind != PointerInfo::Kind::kMapped) return Status::Ok();
+  return VirtualMemory::get().checkAccess(dst, count, true, fn);
 }
 
 }  // namespace
@@ -126,6 +148,7 @@ Status deviceFree(void* ptr) {
   return apiCall([&](DeviceManager& m) {
     if (ptr == nullptr) return Status(ErrorCode::kInvalidArgument, "deviceFree: ptr is null");
     const PointerInfo info = m.classify(ptr);
+    if (info.kind == PointerInfo::Kind::kManaged) return HostMemory::get().freeManaged(ptr);
     if (info.kind != PointerInfo::Kind::kDevice) {
       return makeError(ErrorCode::kInvalidPointer, "deviceFree: {} is {}, not device memory", ptr,
                        info.label);
@@ -211,8 +234,15 @@ Status pointerGetAttributes(const void* ptr, PointerAttributes* attributes) {
     }
     const PointerInfo info = m.classify(ptr);
     *attributes = PointerAttributes{};
-    attributes->isDevice = isDeviceSide(info);
+    attributes->isDevice = isDeviceSide(info) || info.kind == PointerInfo::Kind::kManaged;
     attributes->isPinnedHost = info.kind == PointerInfo::Kind::kPinnedHost;
+    // Registered plain host memory is not isPinnedHost: its owner may unmap it after
+    // unregistering, so it must not be treated as a pool that keeps its pages.
+    attributes->isRegistered =
+        info.kind == PointerInfo::Kind::kRegistered ||
+        (info.kind == PointerInfo::Kind::kPinnedHost && HostMemory::get().mappedRegistration(ptr));
+    attributes->isManaged = info.kind == PointerInfo::Kind::kManaged;
+    attributes->isMapped = info.kind == PointerInfo::Kind::kMapped;
     attributes->device = info.device;
     if (info.kind != PointerInfo::Kind::kHost && info.live) {
       attributes->allocationBase = info.base;
@@ -242,6 +272,39 @@ Status decodeIpcHandle(const MemHandle& handle, IpcHandle* out) {
                   "memImport: the handle is not a memory handle of this runtime version");
   }
   return Status::Ok();
+}
+
+// "<pid>.<fd>.<offset>.<size>.<physical device>", offset and size in hex: the fields a
+// handle carries beyond its fixed magic and version.
+Status memHandleToText(const MemHandle& handle, std::string* text) {
+  if (text == nullptr) return Status(ErrorCode::kInvalidArgument, "memHandleToText: null output");
+  IpcHandle h;
+  COHORT_RETURN_IF_ERROR(decodeIpcHandle(handle, &h));
+  *text = fmt::format("{}.{}.{:x}.{:x}.{}", h.pid, h.fd, h.offset, h.size, h.physicalDevice);
+  return Status::Ok();
+}
+
+Status memHandleFromText(const std::string& text, MemHandle* handle) {
+  if (handle == nullptr) {
+    return Status(ErrorCode::kInvalidArgument, "memHandleFromText: null output");
+  }
+  IpcHandle h{};
+  h.magic = kIpcMagic;
+  h.version = kIpcVersion;
+  unsigned long long offset = 0, size = 0;
+  int used = 0;
+  if (text.size() > kMemHandleTextMax ||
+      std::sscanf(text.c_str(), "%d.%d.%llx.%llx.%d%n", &h.pid, &h.fd, &offset, &size,
+                  &h.physicalDevice, &used) != 5 ||
+      static_cast<std::size_t>(used) != text.size()) {
+    return makeError(ErrorCode::kInvalidArgument, "'{}' is not the text of a memory handle",
+                     text);
+  }
+  h.offset = offset;
+  h.size = size;
+  *handle = encodeIpcHandle(h);
+  IpcHandle check;
+  return decodeIpcHandle(*handle, &check);
 }
 
 namespace {

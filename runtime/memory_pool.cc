@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "common/error.h"
@@ -81,6 +82,7 @@ Status MemoryPool::allocate(std::size_t size, void** ptr) {
     live_[start] = Block{rounded, size};
     noteResourceChange();
     used_ += rounded;
+    peak_ = std::max(peak_, used_);
     freedStarts_.erase(freedStarts_.lower_bound(start), freedStarts_.lower_bound(end));
     *ptr = base_ + start;
     return Status::Ok();
@@ -138,6 +140,7 @@ void MemoryPool::reset() {
   bySize_.clear();
   freedStarts_.clear();
   used_ = 0;
+  peak_ = 0;
   insertFreeLocked(0, capacity_);
   noteResourceChange();
 }
@@ -158,6 +161,11 @@ bool MemoryPool::findAllocation(const void* p, char** base, std::size_t* size) c
 std::size_t MemoryPool::used() const {
   std::lock_guard<std::mutex> lock(mu_);
   return used_;
+}
+
+std::size_t MemoryPool::peak() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return peak_;
 }
 
 }  // namespace cohort::runtime

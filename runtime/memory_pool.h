@@ -49,6 +49,8 @@ class MemoryPool {
 
   std::size_t capacity() const { return capacity_; }
   std::size_t used() const;
+  /// The most bytes in use at once since the pool was created or last reset.
+  std::size_t peak() const;
   int fd() const { return fd_; }
   char* base() const { return base_; }
   const std::string& label() const { return label_; }
@@ -73,6 +75,7 @@ class MemoryPool {
   std::set<std::pair<std::size_t, std::size_t>> bySize_;  // (size, offset) of free_
   std::set<std::size_t> freedStarts_;                  // starts of freed blocks
   std::size_t used_ = 0;
+  std::size_t peak_ = 0;
 };
 
 /// Rounds an allocation request: 64-byte granules, 4 KiB from 64 KiB up.

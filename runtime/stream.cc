@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "runtime/device.h"
+#include "runtime/task_reports.h"
 
 namespace cohort::runtime {
 
@@ -23,6 +24,12 @@ Stream::Stream(Device* device, int id, bool isDefault)
 
 Stream::~Stream() {
   (void)completeDeferred(true);
+  if (paused_.load(std::memory_order_acquire)) {
+    // Stopped: what it holds is dropped, not run.
+    std::lock_guard<std::mutex> lock(mu_);
+    dropThrough_.store(enqueued_.load(std::memory_order_acquire), std::memory_order_release);
+    paused_.store(false, std::memory_order_release);
+  }
   stopping_.store(true, std::memory_order_release);
   workWord_.notifyAll();
   worker_.join();
@@ -65,6 +72,8 @@ Status Stream::completeDeferred(bool wait) {
       deferredCount_.fetch_sub(1, std::memory_order_release);
     }
     if (!s.ok()) {
+      // Deferred work stands after every task queued so far.
+      reportTaskFailure(*this, enqueued(), currentThreadId(), s);
       fail(s);
       if (first.ok()) first = std::move(s);
     }
@@ -79,6 +88,8 @@ void Stream::enqueue(std::function<Status()> task, bool runAfterError) {
     Task t;
     t.fn = std::move(task);
     t.runAfterError = runAfterError;
+    t.launcher = currentThreadId();
+    noteTaskQueued(*this, enqueued_.load(std::memory_order_relaxed));
     queue_.push_back(std::move(t));
     enqueued_.fetch_add(1, std::memory_order_release);
   }
@@ -94,6 +105,8 @@ void Stream::enqueueWait(std::shared_ptr<EventState> event, std::uint64_t genera
     t.waitOn = event;
     t.waitGeneration = generation;
     t.fn = [this, event, generation] { return waitForEvent(event, generation); };
+    t.launcher = currentThreadId();
+    noteTaskQueued(*this, enqueued_.load(std::memory_order_relaxed));
     queue_.push_back(std::move(t));
     enqueued_.fetch_add(1, std::memory_order_release);
   }
@@ -116,18 +129,24 @@ Status eventError(const EventState& state, const std::string& waiter) {
 }  // namespace
 
 Status Stream::waitForEvent(const std::shared_ptr<EventState>& event, std::uint64_t generation) {
-  const int timeoutS = Config::global().execTimeoutS;
+  // COHORT_EXEC_TIMEOUT unless aclrtSetOpWaitTimeout / aclrtSetOpExecuteTimeOut set one.
+  const long timeoutMs = eventWaitTimeoutMs();
   const Deadline deadline =
-      timeoutS == 0 ? Deadline::never() : Deadline::after(std::chrono::seconds(timeoutS));
+      timeoutMs == 0 ? Deadline::never() : Deadline::after(std::chrono::milliseconds(timeoutMs));
   auto ready = [&] { return event->done(generation); };
+  const std::uint64_t interruptions = this->interruptions();
   auto queuedBehind = [&] {
     return enqueued_.load(std::memory_order_acquire) > completed_.load(std::memory_order_acquire) + 1;
   };
   while (!ready()) {
+    if (this->interruptions() != interruptions) {
+      return makeError(ErrorCode::kAborted, "{}: a wait for an event was aborted", name());
+    }
     if (deadline.expired()) {
       return makeError(ErrorCode::kTimeout,
-                       "{} waited longer than COHORT_EXEC_TIMEOUT ({} s) for an event", name(),
-                       timeoutS);
+                       "{} waited longer than the event wait timeout ({} ms; "
+                       "COHORT_EXEC_TIMEOUT by default) for an event",
+                       name(), timeoutMs);
     }
     Deadline slice = Deadline::after(std::chrono::milliseconds(100));
     if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
@@ -150,9 +169,11 @@ Status Stream::lazyDone(std::uint64_t target) const {
   // Tasks [completed_, target): the running one, then the queue's front.
   std::uint64_t index = completed_.load(std::memory_order_acquire);
   // The worker may have finished (and failed) since the caller looked: mu_ is
-  // held, so error_ is read directly.
-  if (failed()) return error_;
-  if (index >= target) return Status::Ok();
+  // held, so error_ is read directly. After a failure the later tasks are skipped,
+  // unless they run anyway (continueAfterError_): then they are waited for.
+  const bool skipping = !continueAfterError_.load(std::memory_order_relaxed);
+  if (failed() && skipping) return error_;
+  if (index >= target) return failed() ? error_ : Status::Ok();
   auto check = [&](const Task& t) -> Status {
     if (!t.waitOn || !t.waitOn->done(t.waitGeneration)) return Status(ErrorCode::kNotReady, "");
     if (!t.waitOn->failed.load(std::memory_order_acquire)) return Status::Ok();
@@ -167,12 +188,12 @@ Status Stream::lazyDone(std::uint64_t target) const {
   for (std::size_t i = 0; index < target && i < queue_.size(); ++i, ++index) {
     COHORT_RETURN_IF_ERROR(check(queue_[i]));
   }
-  return Status::Ok();
+  return failed() ? error_ : Status::Ok();
 }
 
 Status Stream::progressTo(std::uint64_t target) const {
   if (completed_.load(std::memory_order_acquire) >= target) return error();
-  if (failed()) return error();
+  if (failed() && !continueAfterError_.load(std::memory_order_relaxed)) return error();
   std::lock_guard<std::mutex> lock(mu_);
   return lazyDone(target);
 }
@@ -186,7 +207,8 @@ void Stream::workerLoop() {
   for (;;) {
     workWord_.waitUntil(
         [&] {
-          return enqueued_.load(std::memory_order_acquire) > taken ||
+          return (enqueued_.load(std::memory_order_acquire) > taken &&
+                  !paused_.load(std::memory_order_acquire)) ||
                  stopping_.load(std::memory_order_acquire);
         },
         Deadline::never(), idle);
@@ -200,7 +222,10 @@ void Stream::workerLoop() {
       running_.waitGeneration = task.waitGeneration;
     }
     ++taken;
-    if (!failed() || task.runAfterError) {
+    // Tasks abort() dropped do not run, except records: their events must complete.
+    const bool dropped = taken <= dropThrough_.load(std::memory_order_acquire);
+    if (task.runAfterError ||
+        (!dropped && (!failed() || continueAfterError_.load(std::memory_order_relaxed)))) {
       trace::Span span("stream", task.waitOn ? "event wait" : "task");
       Status status;
       try {
@@ -211,7 +236,10 @@ void Stream::workerLoop() {
         status = makeError(ErrorCode::kTaskFailed, "a task on {} threw a non-standard exception",
                            name());
       }
-      if (!status.ok()) fail(std::move(status));
+      if (!status.ok()) {
+        reportTaskFailure(*this, taken - 1, task.launcher, status);
+        fail(std::move(status));
+      }
     }
     task.fn = nullptr;  // release captures before reporting completion
     if (task.waitOn) task.waitOn->removeListener(this);  // run or skipped alike
@@ -263,9 +291,15 @@ Status Stream::synchronize(Deadline deadline) {
     }
   }
   const std::uint64_t target = enqueued_.load(std::memory_order_acquire);
+  const std::uint64_t interruptions = this->interruptions();
   Status result;
   const bool done = doneWord_.waitUntil(
       [&] {
+        if (this->interruptions() != interruptions) {
+          result = makeError(ErrorCode::kAborted, "{} was aborted during the synchronize",
+                             name());
+          return true;
+        }
         result = progressTo(target);
         return result.code() != ErrorCode::kNotReady;
       },

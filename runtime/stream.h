@@ -30,6 +30,19 @@ class Stream {
   /// tasks are skipped unless `runAfterError` (event records use it so that
   /// waiters on other streams are released and see the error).
   void enqueue(std::function<Status()> task, bool runAfterError = false);
+  /// Later tasks run after a failure too (streamSetFailureMode).
+  void setContinueAfterError(bool on) { continueAfterError_.store(on, std::memory_order_relaxed); }
+  bool continueAfterError() const { return continueAfterError_.load(std::memory_order_relaxed); }
+  /// streamAbort(): drops what is queued, ends a running wait, then clears the error.
+  Status abort();
+  /// streamStop(): fails the stream with kAborted, ends a running wait, and holds the
+  /// worker (what is queued stays) until abort() or destruction.
+  void stop();
+  bool stopped() const { return paused_.load(std::memory_order_acquire); }
+  /// Grows when abort() or stop() begins: a wait that saw another value ends.
+  std::uint64_t interruptions() const { return interrupts_.load(std::memory_order_acquire); }
+  /// Whether the calling thread is this stream's worker (running one of its tasks).
+  bool onWorker() const { return std::this_thread::get_id() == worker_.get_id(); }
   /// Queues a wait for an event's record `generation`. Such a wait is "lazy": a
   /// host thread synchronizing the stream counts it as done as soon as the event
   /// is, without waiting for this stream's worker to wake up and run it.
@@ -65,6 +78,7 @@ class Stream {
     bool runAfterError = false;
     std::shared_ptr<EventState> waitOn;  // set for event waits
     std::uint64_t waitGeneration = 0;
+    std::uint32_t launcher = 0;  // Linux thread id of the thread that queued it
   };
   void workerLoop();
   void fail(Status status);
@@ -78,6 +92,7 @@ class Stream {
   Device* const device_;
   const int id_;
   const bool isDefault_;
+  std::atomic<bool> continueAfterError_{false};
   const std::string name_;
 
   mutable std::mutex mu_;
@@ -93,6 +108,10 @@ class Stream {
   std::atomic<std::uint64_t> completed_{0};
   std::atomic<bool> failed_{false};
   std::atomic<bool> stopping_{false};
+  // abort(): tasks numbered up to this (1-based, in queue order) are dropped.
+  std::atomic<std::uint64_t> dropThrough_{0};
+  std::atomic<std::uint64_t> interrupts_{0};
+  std::atomic<bool> paused_{false};  // stop(): the worker takes no task
   WaitWord workWord_;
   WaitWord doneWord_;
   std::thread worker_;

@@ -2,6 +2,8 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "runtime/api.h"
+#include "runtime/ipc_event.h"
+#include "runtime/stream_control.h"
 
 namespace cohort::runtime {
 
@@ -21,12 +23,21 @@ Status streamCreate(Stream** stream) {
     if (stream == nullptr) return Status(ErrorCode::kInvalidArgument, "streamCreate: null output");
     Device* d = nullptr;
     COHORT_RETURN_IF_ERROR(currentDevice(m, &d));
-    return m.createStream(d, stream);
+    COHORT_RETURN_IF_ERROR(m.createStream(d, stream));
+    notifyStreamObserver(*stream, /*created=*/true);
+    return Status::Ok();
   });
 }
 
 Status streamDestroy(Stream* stream) {
-  return apiCall([&](DeviceManager& m) { return m.destroyStream(stream); });
+  return apiCall([&](DeviceManager& m) {
+    Stream* s = nullptr;
+    if (stream != nullptr && hasStreamObserver() && m.resolveStream(stream, &s).ok() &&
+        !s->isDefault()) {
+      notifyStreamObserver(s, /*created=*/false);
+    }
+    return m.destroyStream(stream);
+  });
 }
 
 Status streamSynchronize(Stream* stream, long timeoutMs) {
@@ -60,6 +71,15 @@ Status streamGetDevice(Stream* stream, int* device) {
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
     *device = s->device()->id();
+    return Status::Ok();
+  });
+}
+
+Status streamSetFailureMode(Stream* stream, bool continueAfterError) {
+  return apiCall([&](DeviceManager& m) {
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    s->setContinueAfterError(continueAfterError);
     return Status::Ok();
   });
 }
@@ -163,6 +183,7 @@ Status eventRecord(Event* event, Stream* stream) {
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
     std::shared_ptr<EventState> state = event->state();
+    if (state->ipc) return ipcEventRecord(s, state->ipc);
     const std::uint64_t generation = state->recorded.fetch_add(1) + 1;
     s->enqueue([s, state, generation] {
       state->complete(generation, s->failed() ? s->error() : Status::Ok(), s->name());
@@ -178,6 +199,7 @@ Status streamWaitEvent(Stream* stream, Event* event) {
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
     std::shared_ptr<EventState> state = event->state();
+    if (state->ipc) return ipcEventWait(s, state, -1);
     const std::uint64_t generation = state->recorded.load();
     if (generation == 0) return Status::Ok();  // never recorded: nothing to wait for
     s->enqueueWait(state, generation);
@@ -189,6 +211,7 @@ Status eventQuery(Event* event) {
   return apiCall([&](DeviceManager& m) {
     COHORT_RETURN_IF_ERROR(needEvent(m, event, "eventQuery"));
     const auto& state = event->state();
+    if (state->ipc) return ipcEventQuery(*state->ipc);
     if (state->done(state->recorded.load())) return Status::Ok();
     return Status(ErrorCode::kNotReady, "the event's latest record has not run yet");
   });
@@ -198,6 +221,7 @@ Status eventSynchronize(Event* event, long timeoutMs) {
   return apiCall([&](DeviceManager& m) {
     COHORT_RETURN_IF_ERROR(needEvent(m, event, "eventSynchronize"));
     std::shared_ptr<EventState> state = event->state();
+    if (state->ipc) return ipcEventSynchronize(*state->ipc, timeoutMs);
     const std::uint64_t generation = state->recorded.load();
     if (!state->word.waitUntil([&] { return state->done(generation); },
                                Deadline::afterMs(timeoutMs))) {
@@ -216,6 +240,7 @@ Status eventElapsedTime(float* ms, Event* start, Event* end) {
     Event* events[2] = {start, end};
     for (int i = 0; i < 2; ++i) {
       const auto& state = events[i]->state();
+      if (state->ipc) return ipcEventUnsupported("eventElapsedTime");
       const std::uint64_t generation = state->recorded.load();
       if (generation == 0) {
         return makeError(ErrorCode::kInvalidUsage, "eventElapsedTime: the {} event was never "
@@ -237,6 +262,7 @@ Status eventReset(Event* event) {
   return apiCall([&](DeviceManager& m) {
     COHORT_RETURN_IF_ERROR(needEvent(m, event, "eventReset"));
     const auto& state = event->state();
+    if (state->ipc) return ipcEventUnsupported("eventReset");
     std::lock_guard<std::mutex> lock(state->mu);
     state->recorded.store(0);
     state->completed.store(0);

@@ -3,7 +3,8 @@
  *
  * Devices are Cohort's emulated devices (COHORT_DEVICE_COUNT per node, selected
  * by ASCEND_RT_VISIBLE_DEVICES / COHORT_VISIBLE_DEVICES). Every function needs
- * aclInit first (ACL_ERROR_UNINITIALIZE otherwise) and returns ACL_SUCCESS or an
+ * aclInit first (ACL_ERROR_UNINITIALIZE otherwise), except those whose comment says
+ * they work before it, as CANN's do, and returns ACL_SUCCESS or an
  * error number of acl_base.h. A NULL aclrtStream is the default stream of the
  * calling thread's current device.
  */
@@ -18,6 +19,11 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The AscendCL API version these headers follow (aclrtGetVersion). */
+#define ACL_MAJOR_VERSION 1
+#define ACL_MINOR_VERSION 17
+#define ACL_PATCH_VERSION 0
 
 /* Flags of aclrtCreateEventWithFlag. */
 #define ACL_EVENT_SYNC 0x00000001U
@@ -112,6 +118,184 @@ typedef enum aclrtLastErrLevel ACL_ENUM_BASE {
 
 typedef void (*aclrtCallback)(void* userData);
 
+/* aclrtSetStreamFailureMode: after a failed task the stream runs its later tasks
+ * (CONTINUE) or skips them (STOP). Either way synchronizing the stream returns the
+ * first error. Unlike CANN, whose default is CONTINUE, Cohort's streams start in STOP:
+ * a program that needs later tasks to run after a failure sets CONTINUE. */
+#define ACL_CONTINUE_ON_FAILURE 0x00000000U
+#define ACL_STOP_ON_FAILURE 0x00000001U
+
+/* How floating-point arithmetic of the current device treats overflow: saturate to
+ * the largest finite value, or give inf/NaN. Cohort's reductions are IEEE 754
+ * (INFNAN, the default); asking for SATURATION is ACL_ERROR_RT_FEATURE_NOT_SUPPORT. */
+typedef enum aclrtFloatOverflowMode ACL_ENUM_BASE {
+  ACL_RT_OVERFLOW_MODE_SATURATION = 0,
+  ACL_RT_OVERFLOW_MODE_INFNAN = 1,
+  ACL_RT_OVERFLOW_MODE_UNDEF = 2,
+} aclrtFloatOverflowMode;
+
+/* ---- Types of the device, context, configuration and error families --------- */
+
+/* aclrtSetTsDevice: the task scheduler to use. Cohort has one scheduler (each
+ * stream's worker thread), so both values select it. */
+typedef enum aclrtTsId ACL_ENUM_BASE {
+  ACL_TS_ID_AICORE = 0,
+  ACL_TS_ID_AIVECTOR = 1,
+  ACL_TS_ID_RESERVED = 2,
+} aclrtTsId;
+
+/* aclrtGetDeviceUtilizationRate: percentages, -1 where nothing can be measured. */
+typedef struct aclrtUtilizationExtendInfo aclrtUtilizationExtendInfo;
+typedef struct aclrtUtilizationInfo {
+  int32_t cubeUtilization;
+  int32_t vectorUtilization;
+  int32_t aicpuUtilization;
+  int32_t memoryUtilization;
+  aclrtUtilizationExtendInfo* utilizationExtend; /* reserved: NULL */
+} aclrtUtilizationInfo;
+
+typedef enum aclrtDeviceStatus ACL_ENUM_BASE {
+  ACL_RT_DEVICE_STATUS_NORMAL = 0,
+  ACL_RT_DEVICE_STATUS_ABNORMAL = 1,
+  ACL_RT_DEVICE_STATUS_END = 0xFFFF,
+} aclrtDeviceStatus;
+
+/* aclrtGetDeviceInfo attributes. The values are those of the SoC Cohort's devices
+ * stand for (Ascend910B4); the SIMT ones are 0, as on that SoC. */
+typedef enum aclrtDevAttr ACL_ENUM_BASE {
+  ACL_DEV_ATTR_AICPU_CORE_NUM = 1,
+  ACL_DEV_ATTR_AICORE_CORE_NUM = 101,
+  ACL_DEV_ATTR_CUBE_CORE_NUM = 102,
+  ACL_DEV_ATTR_VECTOR_CORE_NUM = 201,
+  ACL_DEV_ATTR_WARP_SIZE = 202,
+  ACL_DEV_ATTR_MAX_THREAD_PER_VECTOR_CORE = 203,
+  ACL_DEV_ATTR_LOCAL_MEM_PER_VECTOR_CORE ACL_DEPRECATED_MESSAGE(
+      "use ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE") = 204,
+  ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE = 204,
+  ACL_DEV_ATTR_MAX_GRID_DIM_X = 205,
+  ACL_DEV_ATTR_MAX_GRID_DIM_Y = 206,
+  ACL_DEV_ATTR_MAX_GRID_DIM_Z = 207,
+  ACL_DEV_ATTR_MAX_BLOCK_PER_GRID = 208,
+  ACL_DEV_ATTR_MAX_THREADS_PER_BLOCK = 209,
+  ACL_DEV_ATTR_MAX_BLOCK_DIM_X = 210,
+  ACL_DEV_ATTR_MAX_BLOCK_DIM_Y = 211,
+  ACL_DEV_ATTR_MAX_BLOCK_DIM_Z = 212,
+  ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE = 301, /* the device's memory (COHORT_DEVICE_MEMORY) */
+  ACL_DEV_ATTR_L2_CACHE_SIZE = 302,
+  ACL_DEV_ATTR_SMP_ID = 401,
+  ACL_DEV_ATTR_PHY_CHIP_ID = 402,
+  ACL_DEV_ATTR_SUPER_POD_DEVIDE_ID = 403, /* old spelling of SUPER_POD_DEVICE_ID */
+  ACL_DEV_ATTR_SUPER_POD_DEVICE_ID = 403,
+  ACL_DEV_ATTR_SUPER_POD_SERVER_ID = 404,
+  ACL_DEV_ATTR_SUPER_POD_ID = 405,
+  ACL_DEV_ATTR_CUST_OP_PRIVILEGE = 406,
+  ACL_DEV_ATTR_MAINBOARD_ID = 407,
+  ACL_DEV_ATTR_HD_CONNECT_TYPE = 408,
+  ACL_DEV_ATTR_DEVICE_FORM_FACTOR = 409,
+  ACL_DEV_ATTR_IS_VIRTUAL = 501,
+  ACL_DEV_ATTR_NPU_ARCH = 601,
+} aclrtDevAttr;
+
+/* Values of ACL_DEV_ATTR_DEVICE_FORM_FACTOR and ACL_DEV_ATTR_HD_CONNECT_TYPE. */
+#define ACL_DEVICE_FORM_FACTOR_POD 0
+#define ACL_DEVICE_FORM_FACTOR_A_K 1
+#define ACL_DEVICE_FORM_FACTOR_A_X 2
+#define ACL_DEVICE_FORM_FACTOR_PCIE_CARD 3
+#define ACL_HOST_DEVICE_CONNECT_TYPE_PCIE 0
+#define ACL_HOST_DEVICE_CONNECT_TYPE_HCCS 1
+#define ACL_HOST_DEVICE_CONNECT_TYPE_UB 2
+
+/* aclrtGetDeviceCapability: features, answered with the two values below. */
+typedef enum aclrtDevFeatureType ACL_ENUM_BASE {
+  ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV = 1,
+  ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV = 21,
+} aclrtDevFeatureType;
+#define ACL_DEV_FEATURE_SUPPORT 0x00000001
+#define ACL_DEV_FEATURE_NOT_SUPPORT 0x00000000
+
+/* Device resource limits (aclrtSetDeviceResLimit and the stream-level ones). */
+typedef enum aclrtDevResLimitType ACL_ENUM_BASE {
+  ACL_RT_DEV_RES_CUBE_CORE = 0,
+  ACL_RT_DEV_RES_VECTOR_CORE = 1,
+} aclrtDevResLimitType;
+
+/* aclrtDeviceSetLimit: kernel stack and printf buffer sizes. */
+typedef enum aclrtDeviceLimit ACL_ENUM_BASE {
+  ACL_RT_DEV_LIMIT_SIMT_STACK_SIZE = 0,
+  ACL_RT_DEV_LIMIT_SIMT_DVG_WARP_STACK_SIZE = 1,
+  ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE = 2,
+  ACL_RT_DEV_LIMIT_SIMD_PRINTF_FIFO_SIZE_PER_CORE = 3,
+  ACL_RT_DEV_LIMIT_SIMT_PRINTF_FIFO_SIZE = 4,
+} aclrtDeviceLimit;
+
+/* aclrtGetDevicesTopo: how two devices are linked. */
+#define ACL_RT_DEVS_TOPOLOGY_HCCS 0x01ULL
+#define ACL_RT_DEVS_TOPOLOGY_PIX 0x02ULL
+#define ACL_RT_DEVS_TOPOLOGY_PIB 0x04ULL
+#define ACL_RT_DEVS_TOPOLOGY_PHB 0x08ULL
+#define ACL_RT_DEVS_TOPOLOGY_SYS 0x10ULL
+#define ACL_RT_DEVS_TOPOLOGY_SIO 0x20ULL
+#define ACL_RT_DEVS_TOPOLOGY_HCCS_SW 0x40ULL
+
+typedef enum aclrtDeviceTaskAbortStage ACL_ENUM_BASE {
+  ACL_RT_DEVICE_TASK_ABORT_PRE = 0,
+  ACL_RT_DEVICE_TASK_ABORT_POST = 1,
+} aclrtDeviceTaskAbortStage;
+/* Called before and after aclrtDeviceTaskAbort; timeout (ms) is how long it may take. */
+typedef int32_t (*aclrtDeviceTaskAbortCallback)(int32_t deviceId, aclrtDeviceTaskAbortStage stage,
+                                                uint32_t timeout, void* args);
+
+/* aclrtRegDeviceStateCallback: called around aclrtSetDevice / aclrtResetDevice. */
+typedef enum aclrtDeviceState ACL_ENUM_BASE {
+  ACL_RT_DEVICE_STATE_SET_PRE = 0,
+  ACL_RT_DEVICE_STATE_SET_POST = 1,
+  ACL_RT_DEVICE_STATE_RESET_PRE = 2,
+  ACL_RT_DEVICE_STATE_RESET_POST = 3,
+} aclrtDeviceState;
+typedef void (*aclrtDeviceStateCallback)(int32_t deviceId, aclrtDeviceState state, void* args);
+
+typedef struct aclrtUuid {
+  char bytes[16];
+} aclrtUuid;
+
+/* aclrtDeviceGet{P2P,Host}AtomicCapabilities: operations, and a bit mask each. */
+typedef enum aclrtAtomicOperationCapability ACL_ENUM_BASE {
+  ACL_RT_ATOMIC_CAPABILITY_SIGNED = 1 << 0,
+  ACL_RT_ATOMIC_CAPABILITY_UNSIGNED = 1 << 1,
+  ACL_RT_ATOMIC_CAPABILITY_REDUCATION = 1 << 2, /* old spelling of REDUCTION */
+  ACL_RT_ATOMIC_CAPABILITY_REDUCTION = 1 << 2,
+  ACL_RT_ATOMIC_CAPABILITY_SCALAR8 = 1 << 3,
+  ACL_RT_ATOMIC_CAPABILITY_SCALAR16 = 1 << 4,
+  ACL_RT_ATOMIC_CAPABILITY_SCALAR32 = 1 << 5,
+  ACL_RT_ATOMIC_CAPABILITY_SCALAR64 = 1 << 6,
+  ACL_RT_ATOMIC_CAPABILITY_SCALAR128 = 1 << 7,
+  ACL_RT_ATOMIC_CAPABILITY_VECTOR32X4 = 1 << 8,
+} aclrtAtomicOperationCapability;
+
+typedef enum aclrtAtomicOperation ACL_ENUM_BASE {
+  ACL_RT_ATOMIC_OPERATION_INTEGER_ADD = 0,
+  ACL_RT_ATOMIC_OPERATION_INTEGER_MIN = 1,
+  ACL_RT_ATOMIC_OPERATION_INTEGER_MAX = 2,
+  ACL_RT_ATOMIC_OPERATION_INTEGER_INCREMENT = 3,
+  ACL_RT_ATOMIC_OPERATION_INTEGER_DECREMENT = 4,
+  ACL_RT_ATOMIC_OPERATION_AND = 5,
+  ACL_RT_ATOMIC_OPERATION_OR = 6,
+  ACL_RT_ATOMIC_OPERATION_XOR = 7,
+  ACL_RT_ATOMIC_OPERATION_EXCHANGE = 8,
+  ACL_RT_ATOMIC_OPERATION_CAS = 9,
+  ACL_RT_ATOMIC_OPERATION_FLOAT_ADD = 10,
+  ACL_RT_ATOMIC_OPERATION_FLOAT_MIN = 11,
+  ACL_RT_ATOMIC_OPERATION_FLOAT_MAX = 12,
+  ACL_RT_ATOMIC_OPERATION_DMA_ADD = 30,
+  ACL_RT_ATOMIC_OPERATION_DMA_MIN = 31,
+  ACL_RT_ATOMIC_OPERATION_DMA_MAX = 32,
+  ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_ADD = 40,
+  ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_MIN = 41,
+  ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_MAX = 42,
+  ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_CAS = 43,
+  ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_EXCH = 44,
+} aclrtAtomicOperation;
+
 /* ---- Devices ---------------------------------------------------------------- */
 
 /* Makes the device current for the calling thread (its default context) and
@@ -122,11 +306,95 @@ ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId);
 /* ACL_ERROR_RT_CONTEXT_NULL when the thread has no current device. */
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t* deviceId);
+/* Works before aclInit. */
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t* count);
 /* Waits for every stream of the current device. */
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
 /* timeout in ms (-1: forever); ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when it passes. */
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout);
+/* The current device's floating-point overflow mode for the collectives' reductions
+ * and the runtime's reduce tasks. */
+ACL_FUNC_VISIBILITY aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode);
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode* mode);
+/* Releases the device whatever its reference count (aclrtSetDevice calls, contexts):
+ * waits for its streams, destroys them and its contexts, frees its memory; the next
+ * aclrtSetDevice brings up a fresh device. ACL_ERROR_RT_INVALID_DEVICEID if the
+ * device is not set (never set, or already reset). */
+ACL_FUNC_VISIBILITY aclError aclrtResetDeviceForce(int32_t deviceId);
+/* ACL_HOST: the program runs on the host and the emulated devices are attached to
+ * it, as with a PCIe card (ACL_DEVICE would mean the program runs on the device's
+ * own CPU). */
+ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode* runMode);
+/* Accepts either scheduler: Cohort has one (each stream's worker thread). */
+ACL_FUNC_VISIBILITY aclError aclrtSetTsDevice(aclrtTsId tsId);
+/* Cohort measures no core utilisation: every field is -1 ("cannot be measured",
+ * as CANN reports memory utilisation). utilizationExtend must be NULL. */
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceUtilizationRate(int32_t deviceId,
+                                                           aclrtUtilizationInfo* utilizationInfo);
+/* ACL_RT_DEVICE_STATUS_NORMAL: an emulated device stays usable after failed tasks. */
+ACL_FUNC_VISIBILITY aclError aclrtQueryDeviceStatus(int32_t deviceId,
+                                                    aclrtDeviceStatus* deviceStatus);
+/* One attribute of a device (see aclrtDevAttr); the super-pod, host-connection and
+ * form-factor attributes are ACL_ERROR_RT_FEATURE_NOT_SUPPORT, as on the SoC
+ * emulated. deviceId is a visible device (what aclrtSetDevice takes). */
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr,
+                                                int64_t* value);
+/* Stream priorities: 7 is the lowest, 0 the highest (they do not change scheduling). */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetStreamPriorityRange(int32_t* leastPriority,
+                                                               int32_t* greatestPriority);
+/* ACL_DEV_FEATURE_NOT_SUPPORT for both features: Cohort updates no AI Core tasks and
+ * has no system memory queues. */
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCapability(int32_t deviceId,
+                                                      aclrtDevFeatureType devFeatureType,
+                                                      int32_t* value);
+/* A device's UUID: stable for the node and the device's physical id. */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid* uuid);
+/* Kernel stack and printf sizes: ACL_ERROR_RT_FEATURE_NOT_SUPPORT (no kernel runs on
+ * an emulated device). */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceSetLimit(aclrtDeviceLimit limit, size_t value);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetLimit(aclrtDeviceLimit limit, size_t* value);
+/* "0000:BB:DD.0", the emulated PCI address of the device's physical id; len >= 13. */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetPCIBusId(int32_t deviceId, char* pciBusId, int32_t len);
+/* The visible device with that PCI address (hexadecimal, either case). */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetByPCIBusId(const char* pciBusId, int32_t* deviceId);
+/* No device code runs on Cohort, so no device-issued atomic exists: every mask is 0. */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetHostAtomicCapabilities(
+    uint32_t* capabilities, const aclrtAtomicOperation* operations, const uint32_t count,
+    int32_t deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetP2PAtomicCapabilities(
+    uint32_t* capabilities, const aclrtAtomicOperation* operations, const uint32_t count,
+    int32_t srcDeviceId, int32_t dstDeviceId);
+/* This process's id (no virtualisation layer to see through). */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetBareTgid(int32_t* pid);
+/* ACL_RT_DEVS_TOPOLOGY_HCCS between two devices of the node (Cohort's intra-node
+ * links); the two ids must differ. */
+ACL_FUNC_VISIBILITY aclError aclrtGetDevicesTopo(uint32_t deviceId, uint32_t otherDeviceId,
+                                                 uint64_t* value);
+/* rsv must be NULL. Emulated device memory is the host's, coherent: nothing is
+ * cached, so this only orders the calling thread's memory accesses. */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceL2CacheFlush(void* rsv);
+/* Registers (callback non-NULL) or removes (NULL) a callback under a unique,
+ * non-empty name; it is called before and after every aclrtSetDevice,
+ * aclrtResetDevice and aclrtResetDeviceForce (POST only when the call succeeded). */
+ACL_FUNC_VISIBILITY aclError aclrtRegDeviceStateCallback(const char* regName,
+                                                         aclrtDeviceStateCallback callback,
+                                                         void* args);
+/* Device ids. A user id is what aclrtSetDevice takes (an index into
+ * ASCEND_RT_VISIBLE_DEVICES / COHORT_VISIBLE_DEVICES); a logical id is the id on the
+ * node, as listed in that variable; the physical id equals the logical one (Cohort
+ * runs in no container). Ids that are not visible give ACL_ERROR_RT_INVALID_DEVICEID. */
+ACL_FUNC_VISIBILITY aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid,
+                                                           int32_t* const logicDevId);
+ACL_FUNC_VISIBILITY aclError aclrtGetUserDevIdByLogicDevId(const int32_t logicDevId,
+                                                           int32_t* const userDevid);
+ACL_FUNC_VISIBILITY aclError aclrtGetLogicDevIdByPhyDevId(const int32_t phyDevId,
+                                                          int32_t* const logicDevId);
+ACL_FUNC_VISIBILITY aclError aclrtGetPhyDevIdByLogicDevId(const int32_t logicDevId,
+                                                          int32_t* const phyDevId);
+ACL_FUNC_VISIBILITY aclError aclrtGetUserDevIdByPhyDevId(const int32_t phyDevId,
+                                                         int32_t* const userDevId);
+ACL_FUNC_VISIBILITY aclError aclrtGetPhyDevIdByUserDevId(const int32_t userDevId,
+                                                         int32_t* const phyDevId);
 
 /* ---- Contexts: a device binding for a thread -------------------------------- */
 
@@ -137,6 +405,22 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext* context, int32_t d
 ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context);
 ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context);
 ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext* context);
+/* The default stream of the current context's device (a handle every stream call
+ * takes; it cannot be destroyed). */
+ACL_FUNC_VISIBILITY aclError aclrtCtxGetCurrentDefaultStream(aclrtStream* stream);
+/* A system parameter of the current context (aclSysParamOpt: DETERMINISTIC takes
+ * 0..3, the others 0 or 1). Getting one never set on the context is
+ * ACL_ERROR_INVALID_PARAM. Stored and reported: Cohort runs no operators, which are
+ * what these options govern. */
+ACL_FUNC_VISIBILITY aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value);
+ACL_FUNC_VISIBILITY aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t* value);
+/* active: 1 while the device is set (its default context exists), else 0. flags is
+ * reserved (NULL, or receives 0). */
+ACL_FUNC_VISIBILITY aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t* flags,
+                                                     int32_t* active);
+/* The overflow flag of saturation mode: ACL_ERROR_RT_FEATURE_NOT_SUPPORT (Cohort's
+ * arithmetic is IEEE 754, never saturating). */
+ACL_FUNC_VISIBILITY aclError aclrtCtxGetFloatOverflowAddr(void** overflowAddr);
 
 /* ---- Streams ---------------------------------------------------------------- */
 
@@ -152,6 +436,8 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
 /* Later work of `stream` waits for the event's latest record (asynchronous). */
 ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
+/* ACL_CONTINUE_ON_FAILURE or ACL_STOP_ON_FAILURE, for the tasks queued from now on. */
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);
 
 /* ---- Events ----------------------------------------------------------------- */
 
@@ -222,5 +508,16 @@ ACL_FUNC_VISIBILITY aclError aclrtPeekAtLastError(aclrtLastErrLevel level);
 #ifdef __cplusplus
 }
 #endif
+
+/* Initialisation, configuration, errors, kernels, memory and streams beyond the
+ * basics above (CANN declares them in acl_rt.h too). */
+#include "acl/acl_rt_system.h"
+#include "acl/acl_rt_kernel.h"
+#include "acl/acl_rt_memory.h"
+#include "acl/acl_rt_stream.h"
+/* External allocators (CANN's acl_rt.h includes acl_rt_allocator.h) and the
+ * stream-ordered memory pools, which CANN's documentation uses with acl_rt.h alone. */
+#include "acl/acl_rt_allocator.h"
+#include "acl/acl_rt_memory_soma.h"
 
 #endif /* COHORT_ACL_ACL_RT_H_ */

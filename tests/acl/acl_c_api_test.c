@@ -4,6 +4,10 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "acl/acl_prof.h"
+#include "acl/acl_base_rt.h"
+#include "acl/acl_rt_allocator.h"
+#include "acl/acl_rt_memory_soma.h"
 
 #define CHECK(expr)                                                   \
   do {                                                                \

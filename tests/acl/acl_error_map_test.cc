@@ -1,6 +1,10 @@
 // The ErrorCode -> aclError table, row by row, and the names used in messages.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
 #include <string>
 
 #include "acl/acl.h"
@@ -76,6 +80,25 @@ TEST(AclErrorMapTest, NamesOfTheLayersOwnNumbers) {
                "ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL");
   EXPECT_STREQ(aclErrorName(ACL_ERROR_BAD_ALLOC), "ACL_ERROR_BAD_ALLOC");
   EXPECT_STREQ(aclErrorName(123), "unknown error");
+}
+
+// Every error number a header declares has its name (or, for a number several names
+// share, one of them): read from the headers themselves, so a number added there
+// without a name here fails.
+TEST(AclErrorMapTest, EveryDeclaredNumberHasAName) {
+  const std::regex declared(R"((?:static const int|#define)\s+(ACL_ERROR_\w+)\s*=?\s*\(?(\d+))");
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(COHORT_ACL_INCLUDE_DIR)) {
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (std::sregex_iterator m(text.begin(), text.end(), declared), end; m != end; ++m) {
+      const int code = std::stoi((*m)[2]);
+      EXPECT_STRNE(aclErrorName(code), "unknown error")
+          << (*m)[1] << " (" << code << ") in " << entry.path().filename();
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 200);
 }
 
 }  // namespace
