@@ -22,6 +22,12 @@ Outcome lookupComm(const char* function, HcclComm comm, std::shared_ptr<CommEntr
 Outcome beginCall(const char* function, HcclComm comm, aclrtStream stream, CallContext* out) {
   HCCL_RETURN_IF_FAILED(lookupComm(function, comm, &out->entry));
   if (stream == nullptr) return nullPointer(function, "stream");
+  if (out->entry->suspended.load()) {
+    return Outcome(HCCL_E_SUSPENDING,
+                   makeError(ErrorCode::kUnavailable, "{}: communicator '{}' is suspended "
+                             "(HcclCommSuspend); HcclCommResume it first", function,
+                             out->entry->name));
+  }
   out->stream = static_cast<runtime::Stream*>(stream);  // aclrtStream is the runtime's stream
   return Status::Ok();
 }

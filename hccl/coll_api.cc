@@ -224,3 +224,38 @@ HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void
                                  readCounts(rdispls, n), type, call.stream);
   });
 }
+
+HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, HcclDataType sendType,
+                          const void* recvBuf, HcclDataType recvType, HcclComm comm,
+                          aclrtStream stream) {
+  const char* fn = "HcclAlltoAllVC";
+  return apiCall(fn, [&]() -> Outcome {
+    CallContext call;
+    DataType type, receiveType;
+    HCCL_RETURN_IF_FAILED(beginTyped(fn, comm, stream, sendType, &call, &type));
+    HCCL_RETURN_IF_FAILED(toDataType(fn, recvType, "recvType", &receiveType));
+    HCCL_RETURN_IF_FAILED(requirePointers(
+        fn, {{"sendBuf", sendBuf}, {"sendCountMatrix", sendCountMatrix}, {"recvBuf", recvBuf}}));
+    if (receiveType != type) {
+      return invalidParameter(fn, std::to_string(static_cast<int>(recvType)), "recvType",
+                              fmt::format("sendType ({})", static_cast<int>(sendType)));
+    }
+    // The matrix gives every rank's counts: this rank's row is what it sends, its column
+    // what it receives, both packed in rank order (an AlltoAllV with prefix sums).
+    const int n = call.comm().size(), me = call.comm().rank();
+    const auto* m = static_cast<const std::uint64_t*>(sendCountMatrix);
+    const auto un = static_cast<std::size_t>(n);
+    std::vector<std::size_t> sendCounts(un), sendDispls(un), recvCounts(un), recvDispls(un);
+    std::size_t sent = 0, received = 0;
+    for (std::size_t j = 0; j < un; ++j) {
+      sendCounts[j] = m[static_cast<std::size_t>(me) * un + j];
+      recvCounts[j] = m[j * un + static_cast<std::size_t>(me)];
+      sendDispls[j] = sent;
+      recvDispls[j] = received;
+      sent += sendCounts[j];
+      received += recvCounts[j];
+    }
+    return call.comm().allToAllV(sendBuf, sendCounts, sendDispls, const_cast<void*>(recvBuf),
+                                 recvCounts, recvDispls, type, call.stream);
+  });
+}

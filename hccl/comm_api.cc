@@ -9,6 +9,7 @@
 #include "hccl/comm_registry.h"
 #include "hccl/hccl.h"
 #include "hccl/result_map.h"
+#include "hccl/state_callbacks.h"
 
 namespace {
 
@@ -51,11 +52,15 @@ HcclResult HcclCommDestroy(HcclComm comm) {
       case CommRegistry::Removal::kRemoved:
         break;
     }
+    // The callbacks' failures are reported, but the communicator goes either way: it
+    // has left the registry.
+    Status pre = cohort::hccl::runStateCallbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_PRE);
     // Waits for the communicator's pending operations and for the peers still reading
     // this rank's data; a peer that never comes is HCCL_E_TIMEOUT (it is released anyway).
     Status finished = entry->comm->finalize();
     entry.reset();
-    return finished;
+    Status post = cohort::hccl::runStateCallbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_POST);
+    return !pre.ok() ? pre : !finished.ok() ? finished : post;
   });
 }
 

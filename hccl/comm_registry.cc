@@ -29,6 +29,14 @@ std::shared_ptr<CommEntry> CommRegistry::find(HcclComm handle) {
   return it == live_.end() ? nullptr : it->second;
 }
 
+HcclComm CommRegistry::findByName(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [handle, entry] : live_) {
+    if (entry->name == name) return reinterpret_cast<HcclComm>(handle);
+  }
+  return nullptr;
+}
+
 CommRegistry::Removal CommRegistry::remove(HcclComm handle, std::shared_ptr<CommEntry>* out) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = live_.find(reinterpret_cast<std::uintptr_t>(handle));

@@ -3,6 +3,7 @@
 // can never alias a newer communicator), and an unknown one is never dereferenced.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -20,6 +21,7 @@ namespace cohort::hccl {
 struct CommEntry {
   std::unique_ptr<Communicator> comm;
   std::string name;
+  std::atomic<bool> suspended{false};  // HcclCommSuspend: operations fail until resumed
   std::mutex mu;
   /// Rank lists of the sub-communicators made from this one: the C++ API keys a
   /// sub-communicator's rendezvous by its rank list, so a list can be used once.
@@ -36,6 +38,8 @@ class CommRegistry {
   /// The entry of a live handle, or null. Holding the returned pointer marks the
   /// communicator as in use: remove() refuses it meanwhile.
   std::shared_ptr<CommEntry> find(HcclComm handle);
+  /// The handle of the live communicator named `name` (null if none).
+  HcclComm findByName(const std::string& name);
 
   enum class Removal { kRemoved, kUnknown, kBusy };
   /// Takes a live, unused entry out of the registry (into *out); kBusy while a

@@ -6,13 +6,16 @@
 #include <vector>
 
 #include "cohort/communicator.h"
+#include "common/error.h"
 #include "hccl/api_call.h"
 #include "hccl/arguments.h"
+#include "hccl/state_callbacks.h"
 #include "hccl/hccl.h"
 
 namespace {
 
 using cohort::Communicator;
+using cohort::Status;
 using cohort::DataType;
 using cohort::hccl::apiCall;
 using cohort::hccl::beginCall;
@@ -102,9 +105,17 @@ HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
 }
 
 HcclResult HcclGroupStart(void) {
-  return apiCall("HcclGroupStart", []() -> Outcome { return Communicator::groupStart(); });
+  return apiCall("HcclGroupStart", []() -> Outcome {
+    COHORT_RETURN_IF_ERROR(Communicator::groupStart());
+    cohort::hccl::noteGroup(+1);
+    return Status::Ok();
+  });
 }
 
 HcclResult HcclGroupEnd(void) {
-  return apiCall("HcclGroupEnd", []() -> Outcome { return Communicator::groupEnd(); });
+  return apiCall("HcclGroupEnd", []() -> Outcome {
+    COHORT_RETURN_IF_ERROR(Communicator::groupEnd());
+    cohort::hccl::noteGroup(-1);
+    return Status::Ok();
+  });
 }

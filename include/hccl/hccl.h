@@ -106,6 +106,15 @@ HCCL_FUNC_VISIBILITY HcclResult HcclAlltoAllV(const void* sendBuf, const void* s
                                               const void* rdispls, HcclDataType recvType,
                                               HcclComm comm, aclrtStream stream);
 
+/* sendCountMatrix: rankSize x rankSize uint64_t, row-major; [i][j] is what rank i
+ * sends rank j, in elements. Every rank passes the same matrix. Rank r sends its
+ * row from sendBuf and receives column r into recvBuf, each packed in rank order.
+ * Cohort needs sendType == recvType, and sendBuf != recvBuf. */
+HCCL_FUNC_VISIBILITY HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix,
+                                               HcclDataType sendType, const void* recvBuf,
+                                               HcclDataType recvType, HcclComm comm,
+                                               aclrtStream stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,8 @@
 #ifndef COHORT_HCCL_HCCL_COMM_H_
 #define COHORT_HCCL_HCCL_COMM_H_
 
+#include <stdbool.h>
+
 #include "acl/acl.h"
 #include "hccl/hccl_types.h"
 
@@ -138,8 +140,99 @@ HCCL_INLINE void HcclCommConfigInit(HcclCommConfig* config) {
   config->hcclRetryParams[0] = '\0';
   config->hcclBufferName[0] = '\0';
   config->hcclQos = HCCL_COMM_QOS_CONFIG_NOT_SET;
-  config->hcclSymWinMaxMemSizePerRank = 0;
+  config->hcclSymWinMaxMemSizePerRank = HCCL_DEFAULT_SYMMETRIC_MEMORY_STRIDE;
+  config->hcclChannelSqDepth = HCCL_COMM_SQ_DEPTH_CONFIG_NOT_SET;
 }
+
+/* ---- Configuration ---------------------------------------------------------- */
+
+/* HCCL_DETERMINISTIC: 0 (off), 1 (deterministic) or 2 (strict, order-preserving),
+ * for the process; starts from HCCL_DETERMINISTIC. Cohort's reductions add in a
+ * fixed order on every path, so every value holds. */
+HCCL_FUNC_VISIBILITY HcclResult HcclSetConfig(HcclConfig config, HcclConfigValue configValue);
+HCCL_FUNC_VISIBILITY HcclResult HcclGetConfig(HcclConfig config, HcclConfigValue* configValue);
+/* A number above every HcclCommConfigCapability value the library honours. */
+HCCL_FUNC_VISIBILITY uint32_t HcclGetCommConfigCapability(void);
+
+/* How a communicator's operations are expanded into tasks. Cohort's run on the host
+ * (HCCL_OP_EXPANSION_MODE_HOST). */
+typedef enum HCCL_ENUM_BASE {
+  HCCL_OP_EXPANSION_MODE_INVALID = -1,
+  HCCL_OP_EXPANSION_MODE_AI_CPU = 0,
+  HCCL_OP_EXPANSION_MODE_AIV = 1,
+  HCCL_OP_EXPANSION_MODE_HOST = 2,
+  HCCL_OP_EXPANSION_MODE_HOST_TS = 3,
+  HCCL_OP_EXPANSION_MODE_CCU_MS = 4,
+  HCCL_OP_EXPANSION_MODE_CCU_SCHED = 5,
+  HCCL_OP_EXPANSION_AIV_ONLY = 6
+} HcclOpExpansionMode;
+typedef HcclOpExpansionMode HcclConfigTypeOpExpansionMode;
+
+typedef enum HCCL_ENUM_BASE {
+  HCCL_CONFIG_TYPE_INVALID = -1,
+  HCCL_CONFIG_TYPE_OP_EXPANSION_MODE = 0, /* info: an HcclConfigTypeOpExpansionMode */
+  HCCL_CONFIG_TYPE_HCCL_ALGO = 1          /* info: HCCL_COMM_ALGO_MAX_LENGTH chars or more */
+} HcclConfigType;
+
+/* One setting of `comm`: infoLen is sizeof the type for the expansion mode, at least
+ * HCCL_COMM_ALGO_MAX_LENGTH for the algorithm string (HCCL_ALGO syntax, "" when the
+ * built-in choice applies). */
+HCCL_FUNC_VISIBILITY HcclResult HcclConfigGetInfo(HcclComm comm, HcclConfigType cfgType,
+                                                  uint32_t infoLen, void* info);
+
+/* ---- State ------------------------------------------------------------------ */
+
+/* Suspend: operations on the communicator fail with HCCL_E_SUSPENDING until Resume;
+ * its status (by name) reads HCCL_COMM_STATUS_SUSPENDING meanwhile. Not concurrent
+ * with operations on it. */
+HCCL_FUNC_VISIBILITY HcclResult HcclCommSuspend(HcclComm comm);
+HCCL_FUNC_VISIBILITY HcclResult HcclCommResume(HcclComm comm);
+/* The status of the live communicator named commId (HcclGetCommName). */
+HCCL_FUNC_VISIBILITY HcclResult HcclCommGetStatus(const char* commId, HcclCommStatus* status);
+/* The handle of the live communicator of this process named commName. */
+HCCL_FUNC_VISIBILITY HcclResult HcclCommGetHandleWithName(const char* commName, HcclComm* comm);
+typedef HcclResult (*HcclCommStateCallback)(HcclComm comm, HcclCommStatePhase state, void* args);
+/* cb(comm, phase, args) runs before and after every HcclCommDestroy and HcclCommResume
+ * of the process; regName (at most 160 bytes) names the registration, and a second
+ * one with the same name replaces it. */
+HCCL_FUNC_VISIBILITY HcclResult HcclCommRegCommStateCallback(const char* regName,
+                                                             HcclCommStateCallback cb,
+                                                             void* args);
+/* Whether the calling thread is between HcclGroupStart and HcclGroupEnd. */
+HCCL_FUNC_VISIBILITY HcclResult HcclGroupStatusGet(bool* isGroupEnabled);
+/* Moves ranks' traffic to their backup NICs: HCCL_E_NOT_SUPPORT (Cohort's devices
+ * have one link address each). */
+HCCL_FUNC_VISIBILITY HcclResult HcclCommWorkingDevNicSet(HcclComm comm, uint32_t* ranks,
+                                                         bool* useBackup, uint32_t nRanks);
+
+/* ---- Memory: zero copy and symmetric windows -------------------------------- */
+
+#define HCOMM_WEAK_SYMBOL __attribute__((weak))
+
+/* Tells the process's communicators about addresses reserved with
+ * aclrtReserveMemAddress (alignment and flags 0); ranges may not overlap. Memory
+ * mapped there and activated may be passed to operations directly. Cohort's
+ * operations accept any device memory; these calls check and record the ranges. */
+HCCL_FUNC_VISIBILITY HcclResult HcclCommSetMemoryRange(HcclComm comm, void* baseVirPtr,
+                                                       size_t size, size_t alignment,
+                                                       uint64_t flags);
+/* Only a range without activated memory. */
+HCCL_FUNC_VISIBILITY HcclResult HcclCommUnsetMemoryRange(HcclComm comm, void* baseVirPtr);
+/* [virPtr, virPtr + size) lies in a set range and is mapped (aclrtMapMem) to device
+ * memory of the communicator's device; offset and flags 0. */
+HCCL_FUNC_VISIBILITY HcclResult HcclCommActivateCommMemory(HcclComm comm, void* virPtr,
+                                                           size_t size, size_t offset,
+                                                           aclrtDrvMemHandle handle,
+                                                           uint64_t flags);
+HCCL_FUNC_VISIBILITY HcclResult HcclCommDeactivateCommMemory(HcclComm comm, void* virPtr);
+/* A symmetric window: the same-sized buffer registered by every rank (flag 0). Get
+ * finds the window holding [ptr, ptr + size) and ptr's offset in it. */
+HCCL_FUNC_VISIBILITY HcclResult HcclCommSymWinRegister(HcclComm comm, void* addr, uint64_t size,
+                                                       HcclCommSymWindow* winHandle,
+                                                       uint32_t flag);
+HCCL_FUNC_VISIBILITY HcclResult HcclCommSymWinDeregister(HcclCommSymWindow winHandle);
+HCCL_FUNC_VISIBILITY HcclResult HcclCommSymWinGet(HcclComm comm, void* ptr, size_t size,
+                                                  HcclCommSymWindow* winHandle, size_t* offset);
 
 #ifdef __cplusplus
 }

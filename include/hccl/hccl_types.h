@@ -124,6 +124,8 @@ const uint32_t HCCL_COMM_TRAFFIC_CLASS_CONFIG_NOT_SET = 0xffffffff;
 const uint32_t HCCL_COMM_SERVICE_LEVEL_CONFIG_NOT_SET = 0xffffffff;
 const int32_t HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET = (int32_t)0xffffffff;
 const uint32_t HCCL_COMM_QOS_CONFIG_NOT_SET = 0xffffffff;
+const uint32_t HCCL_COMM_SQ_DEPTH_CONFIG_NOT_SET = 0xffffffff;
+const uint64_t HCCL_DEFAULT_SYMMETRIC_MEMORY_STRIDE = 16ULL; /* GB of addresses per rank */
 #else
 #define HCCL_ROOT_INFO_BYTES ((uint32_t)4108)
 #define COMM_NAME_MAX_LENGTH ((uint32_t)128)
@@ -144,6 +146,8 @@ const uint32_t HCCL_COMM_QOS_CONFIG_NOT_SET = 0xffffffff;
 #define HCCL_COMM_SERVICE_LEVEL_CONFIG_NOT_SET ((uint32_t)0xffffffff)
 #define HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET ((int32_t)0xffffffff)
 #define HCCL_COMM_QOS_CONFIG_NOT_SET ((uint32_t)0xffffffff)
+#define HCCL_COMM_SQ_DEPTH_CONFIG_NOT_SET ((uint32_t)0xffffffff)
+#define HCCL_DEFAULT_SYMMETRIC_MEMORY_STRIDE ((uint64_t)16)
 #endif
 
 /* Made by HcclGetRootInfo on one rank and passed to every rank out of band
@@ -177,8 +181,19 @@ typedef struct HcclCommConfigDef {
   char hcclRetryParams[HCCL_COMM_RETRY_PARAMS_MAX_LENGTH];
   char hcclBufferName[BUFFER_NAME_MAX_LENGTH];
   uint32_t hcclQos; /* [0, 7] */
-  uint64_t hcclSymWinMaxMemSizePerRank;
+  uint64_t hcclSymWinMaxMemSizePerRank; /* GB of addresses per rank for symmetric windows */
+  uint32_t hcclChannelSqDepth;          /* accepted; Cohort has no device submission queue */
 } HcclCommConfig;
+
+/* When the callbacks of HcclCommRegCommStateCallback run: around HcclCommDestroy and
+ * HcclCommResume. */
+typedef enum HCCL_ENUM_BASE {
+  HCCL_COMM_STATE_PHASE_INVALID = -1,
+  HCCL_COMM_STATE_PHASE_DESTROY_PRE = 0,
+  HCCL_COMM_STATE_PHASE_DESTROY_POST = 1,
+  HCCL_COMM_STATE_PHASE_RESUME_PRE = 2,
+  HCCL_COMM_STATE_PHASE_RESUME_POST = 3
+} HcclCommStatePhase;
 
 typedef enum HCCL_ENUM_BASE {
   HCCL_COMM_CONFIG_BUFFER_SIZE = 0,
