@@ -11,14 +11,19 @@ ls "$work/debs"/*.deb
 runtime=$(ls "$work"/debs/cohort-runtime_*.deb)
 dev=$(ls "$work"/debs/cohort-dev_*.deb)
 tools=$(ls "$work"/debs/cohort-tools_*.deb)
-# cohort-runtime holds shared libraries (and version.cfg) only.
-if dpkg-deb -c "$runtime" | awk '{print $6}' | grep -E '\.(h|cmake|pc)$|/bin/'; then
+# cohort-runtime holds shared libraries, the environment script (set_env.sh and its
+# link bin/setenv.bash) and version files only.
+if dpkg-deb -c "$runtime" | awk '{print $6}' | grep -v -e '/$' -e '/bin/setenv\.bash$' |
+    grep -E '\.(h|cmake|pc)$|/bin/|/stub/'; then
   echo "cohort-runtime contains more than libraries"; exit 1
 fi
 # (Listings go to variables first: grep -q in a pipe under pipefail can kill the
 # writer with SIGPIPE and fail the test at random.)
 devList=$(dpkg-deb -c "$dev")
 grep -q 'include/cohort/runtime.h' <<<"$devList"
+grep -q 'lib64/stub/libascendcl.so' <<<"$devList"
+runtimeList=$(dpkg-deb -c "$runtime")
+grep -q '/set_env.sh$' <<<"$runtimeList"
 runtimeInfo=$(dpkg-deb -I "$runtime")
 grep -q 'Package: cohort-runtime' <<<"$runtimeInfo"
 test -n "$tools"
