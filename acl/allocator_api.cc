@@ -13,18 +13,11 @@
 
 #include "acl/acl.h"
 #include "acl/acl_rt_allocator.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
 namespace {
-
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::apiCallAnyTime;
-using cohort::acl::Outcome;
 
 // What an aclrtAllocatorDesc points to.
 struct Description {
@@ -147,13 +140,9 @@ class Allocators {
     Description copy;
   };
 
-  static Status nullArgument(const char* function, const char* name) {
-    return cohort::makeError(ErrorCode::kInvalidArgument, "{}: {} is null", function, name);
-  }
-
   static Status identify(const char* function, aclrtStream stream, StreamIdentity* identity) {
     rt::StreamDescription description;
-    if (!rt::streamDescribe(static_cast<rt::Stream*>(stream), &description).ok()) {
+    if (!rt::streamDescribe(toStream(stream), &description).ok()) {
       return cohort::makeError(ErrorCode::kInvalidHandle, "{}: stream {} is not a live stream",
                                function, stream);
     }

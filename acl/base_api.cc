@@ -11,12 +11,13 @@
 #include <unordered_set>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
 #include "acl/device_profile.h"
+#include "acl/entry_names.h"
 #include "cohort/runtime.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "kernels/convert.h"
 
 // What aclCreateDataBuffer hands out: an address and a size, nothing owned.
 struct aclDataBuffer {
@@ -26,27 +27,8 @@ struct aclDataBuffer {
 
 namespace {
 
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCallAnyTime;
-using cohort::acl::Outcome;
-
-Outcome nullArgument(const char* function, const char* name) {
-  return cohort::makeError(ErrorCode::kInvalidArgument, "{}: {} is null", function, name);
-}
-
-std::uint32_t floatBits(float f) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
-
-float bitsFloat(std::uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
+using cohort::kernels::bitsToFloat;
+using cohort::kernels::floatToBits;
 
 // Rounds `value >> shift` to nearest, ties to even (shift >= 1).
 std::uint32_t shiftRoundEven(std::uint32_t value, int shift) {
@@ -104,7 +86,7 @@ float aclFloat16ToFloat(aclFloat16 value) {
   std::uint32_t exponent = (value >> 10) & 0x1fu;
   std::uint32_t mantissa = value & 0x3ffu;
   if (exponent == 0) {
-    if (mantissa == 0) return bitsFloat(sign);  // +-0
+    if (mantissa == 0) return bitsToFloat(sign);  // +-0
     // A denormal: normalise it; its value is mantissa * 2^-24.
     exponent = 1;
     while ((mantissa & 0x400u) == 0) {
@@ -114,11 +96,11 @@ float aclFloat16ToFloat(aclFloat16 value) {
     mantissa &= 0x3ffu;
   }
   // Exponent 31 is an ordinary binade here (2^16 .. 2^17), as in CANN: no inf/NaN.
-  return bitsFloat(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+  return bitsToFloat(sign | ((exponent + 112u) << 23) | (mantissa << 13));
 }
 
 aclFloat16 aclFloatToFloat16(float value) {
-  const std::uint32_t bits = floatBits(value);
+  const std::uint32_t bits = floatToBits(value);
   const std::uint32_t sign = (bits >> 16) & 0x8000u;
   const std::uint32_t magnitude = bits & 0x7fffffffu;
   // From 65504 (0x477FE000) up every value rounds to 65504 or would overflow, and

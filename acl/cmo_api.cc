@@ -9,20 +9,14 @@
 #include <mutex>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/memory_util.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
 namespace {
 
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
 using cohort::acl::Place;
-using cohort::acl::toStream;
 
 struct CmoDesc {
   std::uint64_t magic;

@@ -3,24 +3,14 @@
 #include <atomic>
 #include <chrono>
 
-#include "acl/entry_helpers.h"
+#include "acl/entry_names.h"
 #include "common/wait.h"
 
 namespace {
 
-namespace rt = cohort::runtime;
 using cohort::Deadline;
-using cohort::ErrorCode;
-using cohort::Status;
 using cohort::WaitWord;
-using cohort::acl::apiCall;
 using cohort::acl::HandleTable;
-using cohort::acl::invalidArgument;
-using cohort::acl::needStream;
-using cohort::acl::nullArgument;
-using cohort::acl::Outcome;
-using cohort::acl::requireDevice;
-using cohort::acl::toStream;
 
 // Shared by the handle table and the tasks that use it; thread-safe (atomics).
 struct CntNotify {
@@ -38,13 +28,7 @@ HandleTable<CntNotify>& cntNotifies() {
 std::atomic<std::uint32_t> gNextId{0};
 
 Outcome find(const char* fn, aclrtCntNotify cntNotify, std::shared_ptr<CntNotify>* out) {
-  if (cntNotify == nullptr) return nullArgument(fn, "cntNotify");
-  *out = cntNotifies().find(cntNotify);
-  if (!*out) {
-    return Status(ErrorCode::kInvalidHandle, fmt::format("{}: {} is not a live count notify", fn,
-                                                         static_cast<void*>(cntNotify)));
-  }
-  return Status::Ok();
+  return cntNotifies().lookup(fn, "cntNotify", cntNotify, "count notify", out);
 }
 
 bool satisfies(aclrtCntNotifyWaitMode mode, std::uint32_t count, std::uint32_t value) {

@@ -8,8 +8,8 @@
 #include <set>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
 #include "acl/device_profile.h"
+#include "acl/entry_names.h"
 #include "acl/registry.h"
 #include "acl/unsupported.h"
 #include "cohort/runtime.h"
@@ -24,18 +24,8 @@ struct tagRtGroupInfo {
 
 namespace {
 
-namespace rt = cohort::runtime;
 namespace profile = cohort::acl::profile;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
 using cohort::acl::Registry;
-using cohort::acl::requireDevice;
-
-Outcome nullArgument(const char* function, const char* name) {
-  return cohort::makeError(ErrorCode::kInvalidArgument, "{}: {} is null", function, name);
-}
 
 // aclSysParamOpt values: DETERMINISTIC takes 0..3, the others 0 or 1.
 Outcome checkParam(const char* function, aclSysParamOpt opt, int64_t value) {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/memory_util.h"
 #include "acl/unsupported.h"
 #include "cohort/runtime.h"
@@ -13,15 +13,9 @@
 
 namespace {
 
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
 using cohort::acl::checkSpan;
-using cohort::acl::Outcome;
 using cohort::acl::Place;
 using cohort::acl::placeOf;
-using cohort::acl::toStream;
 
 constexpr std::size_t kMax2dWidth = 5000000;
 constexpr std::size_t kMax2dHeight = 5u << 20;
@@ -142,10 +136,13 @@ Outcome checkLocation(const char* fn, const char* role, std::size_t index,
                    : "host memory");
 }
 
+// The batch copies. The V1 calls (withFailIndex) must give failIndex, which names the
+// copy that failed a check; the V2 calls have none.
 Outcome memcpyBatch(const char* fn, void** dsts, std::size_t* destMaxs, void** srcs,
                     std::size_t* sizes, std::size_t numBatches, aclrtMemcpyBatchAttr* attrs,
-                    std::size_t* attrsIndexes, std::size_t numAttrs, std::size_t* failIndex,
-                    bool async, aclrtStream stream) {
+                    std::size_t* attrsIndexes, std::size_t numAttrs, bool withFailIndex,
+                    std::size_t* failIndex, bool async, aclrtStream stream) {
+  if (withFailIndex && failIndex == nullptr) return nullArgument(fn, "failIndex");
   if (failIndex != nullptr) *failIndex = SIZE_MAX;
   if (dsts == nullptr || destMaxs == nullptr || srcs == nullptr || sizes == nullptr ||
       attrs == nullptr || attrsIndexes == nullptr || numBatches == 0 || numAttrs == 0 ||
@@ -242,11 +239,8 @@ aclError aclrtMemcpyBatch(void** dsts, size_t* destMaxs, void** srcs, size_t* si
                           size_t numBatches, aclrtMemcpyBatchAttr* attrs, size_t* attrsIndexes,
                           size_t numAttrs, size_t* failIndex) {
   return apiCall("aclrtMemcpyBatch", [&]() -> Outcome {
-    if (failIndex == nullptr) {
-      return Status(ErrorCode::kInvalidArgument, "aclrtMemcpyBatch: failIndex is null");
-    }
     return memcpyBatch("aclrtMemcpyBatch", dsts, destMaxs, srcs, sizes, numBatches, attrs,
-                       attrsIndexes, numAttrs, failIndex, false, nullptr);
+                       attrsIndexes, numAttrs, true, failIndex, false, nullptr);
   });
 }
 
@@ -254,11 +248,8 @@ aclError aclrtMemcpyBatchAsync(void** dsts, size_t* destMaxs, void** srcs, size_
                                size_t numBatches, aclrtMemcpyBatchAttr* attrs, size_t* attrsIndexes,
                                size_t numAttrs, size_t* failIndex, aclrtStream stream) {
   return apiCall("aclrtMemcpyBatchAsync", [&]() -> Outcome {
-    if (failIndex == nullptr) {
-      return Status(ErrorCode::kInvalidArgument, "aclrtMemcpyBatchAsync: failIndex is null");
-    }
     return memcpyBatch("aclrtMemcpyBatchAsync", dsts, destMaxs, srcs, sizes, numBatches, attrs,
-                       attrsIndexes, numAttrs, failIndex, true, stream);
+                       attrsIndexes, numAttrs, true, failIndex, true, stream);
   });
 }
 
@@ -267,7 +258,7 @@ aclError aclrtMemcpyBatchV2(void** dsts, size_t* destMaxs, void** srcs, size_t* 
                             size_t numAttrs) {
   return apiCall("aclrtMemcpyBatchV2", [&]() -> Outcome {
     return memcpyBatch("aclrtMemcpyBatchV2", dsts, destMaxs, srcs, sizes, numBatches, attrs,
-                       attrsIndexes, numAttrs, nullptr, false, nullptr);
+                       attrsIndexes, numAttrs, false, nullptr, false, nullptr);
   });
 }
 
@@ -276,7 +267,7 @@ aclError aclrtMemcpyBatchAsyncV2(void** dsts, size_t* destMaxs, void** srcs, siz
                                  size_t* attrsIndexes, size_t numAttrs, aclrtStream stream) {
   return apiCall("aclrtMemcpyBatchAsyncV2", [&]() -> Outcome {
     return memcpyBatch("aclrtMemcpyBatchAsyncV2", dsts, destMaxs, srcs, sizes, numBatches, attrs,
-                       attrsIndexes, numAttrs, nullptr, true, stream);
+                       attrsIndexes, numAttrs, false, nullptr, true, stream);
   });
 }
 

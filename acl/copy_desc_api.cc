@@ -4,22 +4,16 @@
 #include <cstring>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/memory_util.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
 namespace {
 
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
 using cohort::acl::Place;
 using cohort::acl::placeOf;
 using cohort::acl::requireDeviceMemory;
-using cohort::acl::toStream;
 
 // What aclrtSetMemcpyDesc writes into device memory: ours, so its size is ours too.
 struct MemcpyDesc {

@@ -1,32 +1,11 @@
 // Devices and contexts (aclrtSetDevice ... aclrtGetCurrentContext).
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/registry.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
-namespace {
-
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
 using cohort::acl::Registry;
-using cohort::acl::requireDevice;
-using cohort::acl::Site;
-
-Status nullArgument(const char* function, const char* name) {
-  return cohort::makeError(ErrorCode::kInvalidArgument, "{}: {} is null", function, name);
-}
-
-Outcome badTimeout(const char* function, int32_t timeout) {
-  return cohort::makeError(ErrorCode::kInvalidArgument,
-                           "{}: timeout {} ms is invalid (-1 waits forever, >= 0 ms)", function,
-                           timeout);
-}
-
-}  // namespace
 
 aclError aclrtSetDevice(int32_t deviceId) {
   return apiCall("aclrtSetDevice",

@@ -7,18 +7,12 @@
 // ASCEND_RT_VISIBLE_DEVICES), its devices' node ids are the logical ids, and it runs
 // in no container of its own, so the physical id equals the logical one.
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "cohort/runtime.h"
 #include "common/config.h"
 #include "common/error.h"
 
 namespace {
-
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
 
 // The node id of visible device `user`.
 Outcome nodeIdOf(const char* function, int32_t user, int32_t* nodeId) {

@@ -10,26 +10,17 @@
 #include <string>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
 #include "acl/device_profile.h"
+#include "acl/entry_names.h"
 #include "acl/unsupported.h"
 #include "cohort/runtime.h"
 #include "common/config.h"
 #include "common/error.h"
+#include "common/hash.h"
 
 namespace {
 
-namespace rt = cohort::runtime;
 namespace profile = cohort::acl::profile;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
-using cohort::acl::requireDevice;
-
-Outcome nullArgument(const char* function, const char* name) {
-  return cohort::makeError(ErrorCode::kInvalidArgument, "{}: {} is null", function, name);
-}
 
 // The device's runtime description; kInvalidDevice (ACL_ERROR_RT_INVALID_DEVICEID)
 // naming the visible range when the id is not a visible device.
@@ -38,14 +29,11 @@ Outcome describe(const char* function, int64_t device, rt::DeviceInfo* info) {
     return cohort::makeError(ErrorCode::kInvalidDevice, "{}: device {} does not exist", function,
                              device);
   }
-  Status st = rt::getDeviceInfo(static_cast<int>(device), info);
-  if (!st.ok()) return cohort::makeError(st.code(), "{}: {}", function, st.message());
-  return Status::Ok();
+  return describeDevice(function, static_cast<int>(device), info);
 }
 
 Outcome notSupportedHere(const char* function, const char* what) {
-  return Outcome(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                 cohort::makeError(ErrorCode::kNotSupported, "{}: {}", function, what));
+  return failure(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ErrorCode::kNotSupported, function, "{}", what);
 }
 
 // What identifies this node: COHORT_HOST_ID, else the machine id, else the host name.
@@ -58,16 +46,6 @@ std::string nodeIdentity() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   return host;
-}
-
-// 64-bit FNV-1a of `text` from `basis`.
-std::uint64_t fnv1a(const std::string& text, std::uint64_t basis) {
-  std::uint64_t h = basis;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
 }
 
 // The emulated PCI address of a device: bus 1 + its id on the node.
@@ -284,8 +262,8 @@ aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid* uuid) {
     // Name-based: the same node and physical device give the same UUID in every process.
     const std::string name =
         "cohort-device:" + nodeIdentity() + ":" + std::to_string(info.physicalId);
-    const std::uint64_t halves[2] = {fnv1a(name, 0xcbf29ce484222325ull),
-                                     fnv1a(name, 0x84222325cbf29ce4ull)};
+    const std::uint64_t halves[2] = {cohort::fnv1a(name),
+                                     cohort::fnv1a(name, 0x84222325cbf29ce4ull)};
     std::memcpy(uuid->bytes, halves, sizeof halves);
     uuid->bytes[6] = static_cast<char>((uuid->bytes[6] & 0x0f) | 0x50);  // version 5 layout
     uuid->bytes[8] = static_cast<char>((uuid->bytes[8] & 0x3f) | 0x80);  // RFC 4122 variant

@@ -5,8 +5,8 @@
 #include <chrono>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
 #include "acl/device_state.h"
+#include "acl/entry_names.h"
 #include "acl/exceptions.h"
 #include "acl/registry.h"
 #include "cohort/runtime.h"
@@ -42,21 +42,10 @@ void notifyDeviceState(int device, aclrtDeviceState state) {
 
 namespace {
 
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
 using cohort::acl::Registry;
 
 // CANN's limit for the abort timeout.
 constexpr uint32_t kMaxAbortTimeoutMs = 36u * 60u * 1000u;
-
-Outcome checkDevice(const char* function, int32_t device, rt::DeviceInfo* info) {
-  Status st = rt::getDeviceInfo(device, info);
-  if (!st.ok()) return cohort::makeError(st.code(), "{}: {}", function, st.message());
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -85,7 +74,7 @@ aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout) {
   const char* fn = "aclrtDeviceTaskAbort";
   return apiCall(fn, [&]() -> Outcome {
     rt::DeviceInfo info;
-    ACL_RETURN_IF_FAILED(checkDevice(fn, deviceId, &info));
+    ACL_RETURN_IF_FAILED(describeDevice(fn, deviceId, &info));
     if (timeout > kMaxAbortTimeoutMs) {
       return Outcome(ACL_ERROR_RT_PARAM_INVALID,
                      cohort::makeError(ErrorCode::kInvalidArgument,
@@ -127,7 +116,7 @@ aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t* flags, int32_t* act
       return cohort::makeError(ErrorCode::kInvalidArgument, "{}: active is null", fn);
     }
     rt::DeviceInfo info;
-    ACL_RETURN_IF_FAILED(checkDevice(fn, deviceId, &info));
+    ACL_RETURN_IF_FAILED(describeDevice(fn, deviceId, &info));
     if (flags != nullptr) *flags = 0;  // reserved
     // The default context lives while the device is set.
     *active = info.referenceCount > 0 ? 1 : 0;

@@ -1,7 +1,9 @@
-// Small helpers the stream-family entry points (stream_ext_api.cc, event_ext_api.cc,
-// notify_api.cc, ...) share: argument errors, the default-stream device check, handle
-// casts and a table of live handles.
+// Small helpers the ACL entry points share: argument errors, the default-stream
+// device check, device lookups, handle casts and a table of live handles. Every
+// function here is stateless and thread-safe.
 #pragma once
+
+#include <fmt/format.h>
 
 #include <map>
 #include <memory>
@@ -20,22 +22,59 @@ inline runtime::Stream* toStream(aclrtStream stream) {
 }
 inline runtime::Event* toEvent(aclrtEvent event) { return static_cast<runtime::Event*>(event); }
 
-/// ACL_ERROR_INVALID_PARAM: "function: name is null".
-inline Outcome nullArgument(const char* function, const char* name) {
+// The argument errors return a Status (kInvalidArgument, ACL_ERROR_INVALID_PARAM):
+// it converts to an Outcome, so helpers that return either can use them.
+
+/// "function: name is null".
+inline Status nullArgument(const char* function, const char* name) {
   return makeError(ErrorCode::kInvalidArgument, "{}: {} is null", function, name);
 }
 
-/// ACL_ERROR_INVALID_PARAM with "function: what".
+/// "function: what".
 template <typename... Args>
-Outcome invalidArgument(const char* function, fmt::format_string<Args...> format, Args&&... args) {
+Status invalidArgument(const char* function, fmt::format_string<Args...> format, Args&&... args) {
   return Status(ErrorCode::kInvalidArgument,
                 fmt::format("{}: {}", function, fmt::format(format, std::forward<Args>(args)...)));
 }
 
-/// ACL_ERROR_RT_FEATURE_NOT_SUPPORT with "function: not supported: why".
-inline Outcome notSupported(const char* function, const char* why) {
+/// A wait's timeout in milliseconds that is neither -1 nor >= 0.
+inline Status badTimeout(const char* function, int32_t timeout) {
+  return makeError(ErrorCode::kInvalidArgument,
+                   "{}: timeout {} ms is invalid (-1 waits forever, >= 0 ms)", function, timeout);
+}
+
+/// `code` with the Status (`kind`, "function: what") that explains it: for the
+/// numbers the error table does not give `kind`.
+template <typename... Args>
+Outcome failure(aclError code, ErrorCode kind, const char* function,
+                fmt::format_string<Args...> format, Args&&... args) {
+  return Outcome(code, Status(kind, fmt::format("{}: {}", function,
+                                                fmt::format(format, std::forward<Args>(args)...))));
+}
+
+/// ACL_ERROR_RT_FEATURE_NOT_SUPPORT with "function: not supported: why", for a case a
+/// supported function refuses (unsupported.h's notSupported is for whole functions).
+inline Outcome unsupportedCase(const char* function, const char* why) {
   return Outcome(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                  makeError(ErrorCode::kNotSupported, "{}: not supported: {}", function, why));
+}
+
+/// `status`, its message prefixed with "function: " when it is a failure: for the
+/// runtime's answers, which do not know which entry point asked.
+inline Status withName(const char* function, const Status& status) {
+  return status.ok() ? status : makeError(status.code(), "{}: {}", function, status.message());
+}
+
+/// The runtime's description of a visible device; its error (kInvalidDevice naming the
+/// visible range) under the function's name otherwise.
+inline Status describeDevice(const char* function, int device, runtime::DeviceInfo* info) {
+  return withName(function, runtime::getDeviceInfo(device, info));
+}
+
+/// describeDevice() for a check alone.
+inline Status checkDevice(const char* function, int device) {
+  runtime::DeviceInfo info;
+  return describeDevice(function, device, &info);
 }
 
 /// The default stream (null) needs a current device.
@@ -61,6 +100,20 @@ class HandleTable {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = objects_.find(handle);
     return it == objects_.end() ? nullptr : it->second;
+  }
+  /// find() for an entry point's argument `name`: "function: name is null" for a
+  /// null handle, kInvalidHandle ("function: <handle> is not a live <kind>") for one
+  /// that is not live. `out` may be null when only the check is wanted.
+  Status lookup(const char* function, const char* name, void* handle, const char* kind,
+                std::shared_ptr<T>* out = nullptr) const {
+    if (handle == nullptr) return nullArgument(function, name);
+    std::shared_ptr<T> object = find(handle);
+    if (!object) {
+      return makeError(ErrorCode::kInvalidHandle, "{}: {} is not a live {}", function, handle,
+                       kind);
+    }
+    if (out != nullptr) *out = std::move(object);
+    return Status::Ok();
   }
   bool remove(void* handle) {
     std::shared_ptr<T> gone;  // released after the lock: its destructor may take time

@@ -1,41 +1,17 @@
 // Events (aclrtCreateEvent ... aclrtEventElapsedTime).
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/registry.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
 namespace {
 
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
 using cohort::acl::Registry;
-using cohort::acl::requireDevice;
-using cohort::acl::Site;
 
 constexpr uint32_t kKnownEventFlags = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS |
                                       ACL_EVENT_TIME_LINE | ACL_EVENT_DEVICE_USE_ONLY |
                                       ACL_EVENT_EXTERNAL | ACL_EVENT_IPC;
-
-rt::Event* toEvent(aclrtEvent event) { return static_cast<rt::Event*>(event); }
-rt::Stream* toStream(aclrtStream stream) { return static_cast<rt::Stream*>(stream); }
-
-Outcome nullArgument(const char* function, const char* name) {
-  return cohort::makeError(ErrorCode::kInvalidArgument, "{}: {} is null", function, name);
-}
-
-Outcome badTimeout(const char* function, int32_t timeout) {
-  return cohort::makeError(ErrorCode::kInvalidArgument,
-                           "{}: timeout {} ms is invalid (-1 waits forever, >= 0 ms)", function,
-                           timeout);
-}
-
-Outcome needStream(const char* function, aclrtStream stream) {
-  return stream == nullptr ? requireDevice(function) : Outcome(Status::Ok());
-}
 
 Outcome createEvent(const char* function, aclrtEvent* event) {
   if (event == nullptr) return nullArgument(function, "event");

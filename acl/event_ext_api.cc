@@ -2,25 +2,12 @@
 #include <algorithm>
 #include <cstring>
 
-#include "acl/entry_helpers.h"
+#include "acl/entry_names.h"
 #include "acl/registry.h"
 
 namespace {
 
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::invalidArgument;
-using cohort::acl::needStream;
-using cohort::acl::notSupported;
-using cohort::acl::nullArgument;
-using cohort::acl::Outcome;
 using cohort::acl::Registry;
-using cohort::acl::requireDevice;
-using cohort::acl::Site;
-using cohort::acl::toEvent;
-using cohort::acl::toStream;
 
 constexpr uint32_t kExFlags =
     ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS;
@@ -38,7 +25,7 @@ Outcome describe(const char* fn, aclrtEvent event, rt::EventDescription* d) {
 // CANN refuses these for ACL_EVENT_IPC events.
 Outcome refuseIpc(const char* fn, const rt::EventDescription& d) {
   if (!d.ipc) return Status::Ok();
-  return notSupported(fn, "not for ACL_EVENT_IPC events");
+  return unsupportedCase(fn, "not for ACL_EVENT_IPC events");
 }
 
 // Both WithTimeout and WithFlag: the wait fails the stream after `seconds` (0: never,
@@ -82,7 +69,7 @@ aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t
   return apiCall(fn, [&]() -> Outcome {
     if (event == nullptr) return nullArgument(fn, "event");
     if (flag == ACL_EVENT_RECORD_EXTERNAL) {
-      return notSupported(fn, "ACL_EVENT_RECORD_EXTERNAL belongs to graph capture");
+      return unsupportedCase(fn, "ACL_EVENT_RECORD_EXTERNAL belongs to graph capture");
     }
     if (flag != ACL_EVENT_RECORD_DEFAULT) {
       return invalidArgument(fn,
@@ -111,7 +98,7 @@ aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint
   const char* fn = "aclrtStreamWaitEventWithFlag";
   return apiCall(fn, [&]() -> Outcome {
     if (flag == ACL_EVENT_WAIT_EXTERNAL) {
-      return notSupported(fn, "ACL_EVENT_WAIT_EXTERNAL belongs to graph capture");
+      return unsupportedCase(fn, "ACL_EVENT_WAIT_EXTERNAL belongs to graph capture");
     }
     if (flag != ACL_EVENT_WAIT_DEFAULT) {
       return invalidArgument(fn,

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/error_map.h"
 #include "acl/exceptions.h"
 #include "cohort/runtime.h"
@@ -28,11 +28,7 @@ struct rtExceptionInfo {
 
 namespace {
 
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
+using cohort::acl::checkDevice;
 
 constexpr uint32_t kNoInfo = 0xFFFFFFFFu;
 
@@ -91,17 +87,6 @@ const bool kObserverInstalled = [] {
   rt::setTaskFailureObserver(onTaskFailure);
   return true;
 }();
-
-Outcome nullArgument(const char* function, const char* name) {
-  return cohort::makeError(ErrorCode::kInvalidArgument, "{}: {} is null", function, name);
-}
-
-Outcome checkDevice(const char* function, int32_t device) {
-  rt::DeviceInfo info;
-  Status st = rt::getDeviceInfo(device, &info);
-  if (!st.ok()) return cohort::makeError(st.code(), "{}: {}", function, st.message());
-  return Status::Ok();
-}
 
 }  // namespace
 

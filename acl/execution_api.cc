@@ -5,18 +5,12 @@
 #include <limits>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/unsupported.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
 namespace {
-
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
 
 // Timeouts take effect in whole milliseconds (aclrtGetOpTimeOutInterval).
 constexpr uint64_t kIntervalUs = 1000;
@@ -97,8 +91,7 @@ aclError aclrtGetThreadLastTaskId(uint32_t* taskId) {
       return cohort::makeError(ErrorCode::kInvalidArgument, "{}: taskId is null", fn);
     }
     uint64_t index = 0;
-    Status st = rt::threadLastTask(&index);
-    if (!st.ok()) return cohort::makeError(st.code(), "{}: {}", fn, st.message());
+    COHORT_RETURN_IF_ERROR(withName(fn, rt::threadLastTask(&index)));
     *taskId = static_cast<uint32_t>(index);
     return Status::Ok();
   });

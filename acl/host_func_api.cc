@@ -4,20 +4,12 @@
 // stream nobody subscribed runs on the stream's worker, the runtime's own thread.
 #include <pthread.h>
 
-#include "acl/entry_helpers.h"
+#include "acl/entry_names.h"
 #include "acl/report_hub.h"
 
 namespace {
 
-namespace rt = cohort::runtime;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::invalidArgument;
-using cohort::acl::needStream;
-using cohort::acl::nullArgument;
-using cohort::acl::Outcome;
 using cohort::acl::ReportHub;
-using cohort::acl::toStream;
 
 }  // namespace
 

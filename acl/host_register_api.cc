@@ -5,18 +5,11 @@
 #include <cstdint>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
 namespace {
-
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
-using cohort::acl::requireDevice;
 
 constexpr std::uint32_t kV2Flags =
     ACL_HOST_REG_MAPPED | ACL_HOST_REG_IOMEMORY | ACL_HOST_REG_READONLY | ACL_HOST_REG_PINNED;
@@ -28,8 +21,7 @@ Outcome registerRange(const char* fn, void* ptr, std::uint64_t size, bool mapped
   ACL_RETURN_IF_FAILED(requireDevice(fn));
   int device = -1;
   COHORT_RETURN_IF_ERROR(rt::getDevice(&device));
-  Status s = rt::hostRegister(ptr, static_cast<std::size_t>(size), mapped, device);
-  if (!s.ok()) return cohort::makeError(s.code(), "{}: {}", fn, s.message());
+  COHORT_RETURN_IF_ERROR(withName(fn, rt::hostRegister(ptr, static_cast<std::size_t>(size), mapped, device)));
   return Status::Ok();
 }
 
@@ -102,8 +94,7 @@ aclError aclrtHostGetDevicePointer(void* pHost, void** pDevice, uint32_t flag) {
                                flag);
     }
     rt::HostRegistration registration;
-    Status s = rt::hostRegistration(pHost, &registration);
-    if (!s.ok()) return cohort::makeError(s.code(), "{}: {}", fn, s.message());
+    COHORT_RETURN_IF_ERROR(withName(fn, rt::hostRegistration(pHost, &registration)));
     if (!registration.mapped) {
       return cohort::makeError(ErrorCode::kInvalidArgument,
                                "{}: {} was registered without ACL_HOST_REG_MAPPED: it has no "

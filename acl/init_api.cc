@@ -9,7 +9,7 @@
 #include <string>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/error_state.h"
 #include "acl/exceptions.h"
 #include "acl/init_callbacks.h"
@@ -20,10 +20,7 @@
 
 namespace {
 
-using cohort::ErrorCode;
-using cohort::Status;
 using cohort::acl::InitOptions;
-using cohort::acl::Outcome;
 using Json = nlohmann::json;
 
 // AscendCL allows at most 10 levels of nesting in its configuration file.

@@ -20,19 +20,13 @@
 #include <string>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/memory_util.h"
 #include "acl/unsupported.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
 namespace {
-
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
 
 constexpr std::size_t kKeyLength = 65;  // what CANN asks for: 64 characters and a NUL
 constexpr std::size_t kMaxPids = 1000;

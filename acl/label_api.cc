@@ -5,19 +5,11 @@
 #include <atomic>
 #include <vector>
 
-#include "acl/entry_helpers.h"
+#include "acl/entry_names.h"
 
 namespace {
 
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
 using cohort::acl::HandleTable;
-using cohort::acl::invalidArgument;
-using cohort::acl::notSupported;
-using cohort::acl::nullArgument;
-using cohort::acl::Outcome;
-using cohort::acl::requireDevice;
 
 constexpr std::size_t kMaxLabels = 65535;  // per process, as CANN
 constexpr std::size_t kMaxListLength = 65535;
@@ -41,11 +33,7 @@ HandleTable<LabelList>& labelLists() {
 }
 
 Outcome needLabel(const char* fn, aclrtLabel label) {
-  if (label == nullptr) return nullArgument(fn, "label");
-  if (!labels().find(label)) {
-    return Status(ErrorCode::kInvalidHandle, fmt::format("{}: {} is not a live label", fn, label));
-  }
-  return Status::Ok();
+  return labels().lookup(fn, "label", label, "label");
 }
 
 }  // namespace
@@ -82,7 +70,7 @@ aclError aclrtSetLabel(aclrtLabel label, aclrtStream stream) {
   (void)stream;
   return apiCall(fn, [&]() -> Outcome {
     ACL_RETURN_IF_FAILED(needLabel(fn, label));
-    return notSupported(fn,
+    return unsupportedCase(fn,
                         "labels mark places in streams bound to a model runtime instance, "
                         "and Cohort's streams do not jump");
   });
@@ -127,11 +115,7 @@ aclError aclrtSwitchLabelByIndex(void* ptr, uint32_t maxValue, aclrtLabelList la
   const char* fn = "aclrtSwitchLabelByIndex";
   (void)ptr, (void)maxValue, (void)stream;
   return apiCall(fn, [&]() -> Outcome {
-    if (labelList == nullptr) return nullArgument(fn, "labelList");
-    if (!labelLists().find(labelList)) {
-      return Status(ErrorCode::kInvalidHandle,
-                    fmt::format("{}: {} is not a live label list", fn, labelList));
-    }
-    return notSupported(fn, "Cohort's streams run their tasks once, in order, and do not jump");
+    COHORT_RETURN_IF_ERROR(labelLists().lookup(fn, "labelList", labelList, "label list"));
+    return unsupportedCase(fn, "Cohort's streams run their tasks once, in order, and do not jump");
   });
 }

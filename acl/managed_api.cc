@@ -13,18 +13,12 @@
 #include <vector>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/memory_util.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
 namespace {
-
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
 
 constexpr std::size_t kGranule = 2u << 20;
 constexpr std::int32_t kHostId = -1;   // what CANN reports for the host

@@ -63,7 +63,7 @@ Outcome PoolRegistry::setAttribute(aclrtMemPool handle, aclrtMemPoolAttr attr, c
   std::lock_guard<std::mutex> lock(mu_);
   std::shared_ptr<Pool> pool;
   ACL_RETURN_IF_FAILED(findLocked(fn, handle, &pool));
-  if (value == nullptr) return rtInvalid(nullArgument(fn, "value").status);
+  if (value == nullptr) return rtInvalid(nullArgument(fn, "value"));
   refreshLocked(*pool);
   if (attr < ACL_RT_MEM_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES ||
       attr > ACL_RT_MEM_POOL_ATTR_USED_MEM_HIGH) {
@@ -120,7 +120,7 @@ Outcome PoolRegistry::getAttribute(aclrtMemPool handle, aclrtMemPoolAttr attr, v
   std::lock_guard<std::mutex> lock(mu_);
   std::shared_ptr<Pool> pool;
   ACL_RETURN_IF_FAILED(findLocked(fn, handle, &pool));
-  if (value == nullptr) return rtInvalid(nullArgument(fn, "value").status);
+  if (value == nullptr) return rtInvalid(nullArgument(fn, "value"));
   refreshLocked(*pool);
   std::uint32_t flag = 0;
   std::uint64_t number = 0;

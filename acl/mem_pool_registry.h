@@ -28,6 +28,7 @@
 #include "acl/acl.h"
 #include "acl/acl_rt_memory_soma.h"
 #include "acl/api_call.h"
+#include "acl/entry_helpers.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
@@ -68,10 +69,6 @@ struct Pool {
 
 inline Outcome rtInvalid(Status status) {
   return Outcome(ACL_ERROR_RT_PARAM_INVALID, std::move(status));
-}
-
-inline Outcome nullArgument(const char* function, const char* name) {
-  return makeError(ErrorCode::kInvalidArgument, "{}: {} is null", function, name);
 }
 
 // Every pool, by handle; destroyed pools that still hold blocks; the pool of every

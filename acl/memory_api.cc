@@ -1,20 +1,10 @@
 // Memory (aclrtMalloc ... aclrtGetMemInfo).
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
 namespace {
-
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
-using cohort::acl::requireDevice;
-using cohort::acl::Site;
-
-rt::Stream* toStream(aclrtStream stream) { return static_cast<rt::Stream*>(stream); }
 
 // The runtime knows four directions and "default"; the ACL-only kinds are
 // variants of host-to-device and device-to-device.

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/memory_util.h"
 #include "acl/unsupported.h"
 #include "cohort/runtime.h"
@@ -14,15 +14,8 @@
 
 namespace {
 
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
 using cohort::acl::Place;
 using cohort::acl::placeOf;
-using cohort::acl::requireDevice;
-using cohort::acl::Site;
 
 // Checks a configuration of the *WithCfg allocations; `host` for host memory.
 Outcome checkConfig(const char* fn, const aclrtMallocConfig* cfg, bool host) {

@@ -7,13 +7,10 @@
 
 #include "acl/acl.h"
 #include "acl/api_call.h"
+#include "acl/entry_helpers.h"
 #include "cohort/runtime.h"
 
 namespace cohort::acl {
-
-inline runtime::Stream* toStream(aclrtStream stream) {
-  return static_cast<runtime::Stream*>(stream);
-}
 
 /// Where memory is, as the runtime sees it. A plain value.
 struct Place {

@@ -1,5 +1,6 @@
 // Stream-ordered memory pools (aclrtMemPoolCreate ... aclrtMemPoolTrimTo): the entry
 // points, allocation and the two phases of a free. See mem_pool_registry.h.
+#include "acl/entry_names.h"
 #include "acl/mem_pool_registry.h"
 
 namespace cohort::acl::mempool {
@@ -150,13 +151,6 @@ void PoolRegistry::finishFree(const std::shared_ptr<Pool>& pool, void* ptr, std:
 
 namespace {
 
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
-using cohort::acl::requireDevice;
-using cohort::acl::mempool::nullArgument;
 using cohort::acl::mempool::Pool;
 using cohort::acl::mempool::PoolRegistry;
 using cohort::acl::mempool::rtInvalid;
@@ -165,7 +159,7 @@ Outcome freeAsync(void* ptr, aclrtStream stream) {
   const char* fn = "aclrtMemPoolFreeAsync";
   if (ptr == nullptr) return nullArgument(fn, "ptr");
   if (stream == nullptr) ACL_RETURN_IF_FAILED(requireDevice(fn));
-  auto* s = static_cast<rt::Stream*>(stream);
+  auto* s = toStream(stream);
   std::shared_ptr<Pool> pool;
   std::uint64_t ticket = 0;
   Outcome outcome = Status::Ok();
@@ -264,7 +258,7 @@ aclError aclrtMemPoolMallocAsync(void** ptr, size_t size, aclrtMemPool memPool,
       *ptr = nullptr;
       return Status::Ok();
     }
-    return PoolRegistry::get().allocate(ptr, size, memPool, static_cast<rt::Stream*>(stream));
+    return PoolRegistry::get().allocate(ptr, size, memPool, toStream(stream));
   });
 }
 

@@ -11,25 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "acl/entry_helpers.h"
+#include "acl/entry_names.h"
 #include "common/wait.h"
 
 namespace {
 
-namespace rt = cohort::runtime;
 using cohort::Deadline;
-using cohort::ErrorCode;
-using cohort::Status;
 using cohort::WaitWord;
-using cohort::acl::apiCall;
 using cohort::acl::HandleTable;
-using cohort::acl::invalidArgument;
-using cohort::acl::needStream;
-using cohort::acl::notSupported;
-using cohort::acl::nullArgument;
-using cohort::acl::Outcome;
-using cohort::acl::requireDevice;
-using cohort::acl::toStream;
 
 constexpr std::uint32_t kNotifyMagic = 0xC0A0F1EDu;
 constexpr std::uint32_t kNotifyVersion = 1;
@@ -157,13 +146,7 @@ HandleTable<Notify>& notifies() {
 std::atomic<std::uint32_t> gNextId{0};
 
 Outcome find(const char* fn, aclrtNotify notify, std::shared_ptr<Notify>* out) {
-  if (notify == nullptr) return nullArgument(fn, "notify");
-  *out = notifies().find(notify);
-  if (!*out) {
-    return Status(ErrorCode::kInvalidHandle,
-                  fmt::format("{}: {} is not a live notify", fn, static_cast<void*>(notify)));
-  }
-  return Status::Ok();
+  return notifies().lookup(fn, "notify", notify, "notify", out);
 }
 
 bool pidAllowed(const NotifyBlock& b, std::int32_t pid) {
@@ -273,8 +256,7 @@ aclError aclrtNotifyGetExportKey(aclrtNotify notify, char* key, size_t len, uint
     std::shared_ptr<Notify> n;
     ACL_RETURN_IF_FAILED(find(fn, notify, &n));
     rt::MemHandle handle;
-    Status st = n->exportIt(flags == ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT, &handle);
-    if (!st.ok()) return cohort::makeError(st.code(), "{}: {}", fn, st.message());
+    COHORT_RETURN_IF_ERROR(withName(fn, n->exportIt(flags == ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT, &handle)));
     std::string text;
     COHORT_RETURN_IF_ERROR(rt::memHandleToText(handle, &text));
     std::memcpy(key, text.c_str(), text.size() + 1);  // at most 64 characters and the NUL
@@ -289,8 +271,7 @@ aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t* pid, size_t num) {
     if (num == 0) return invalidArgument(fn, "num is 0");
     std::shared_ptr<Notify> n;
     ACL_RETURN_IF_FAILED(find(fn, notify, &n));
-    Status st = n->allowPids(pid, num);
-    if (!st.ok()) return cohort::makeError(st.code(), "{}: {}", fn, st.message());
+    COHORT_RETURN_IF_ERROR(withName(fn, n->allowPids(pid, num)));
     return Status::Ok();
   });
 }
@@ -299,7 +280,7 @@ aclError aclrtNotifySetImportPidInterServer(aclrtNotify notify, aclrtServerPid* 
                                             size_t num) {
   (void)notify, (void)serverPids, (void)num;
   return apiCall("aclrtNotifySetImportPidInterServer", [&]() -> Outcome {
-    return notSupported("aclrtNotifySetImportPidInterServer",
+    return unsupportedCase("aclrtNotifySetImportPidInterServer",
                         "notifies are shared between the processes of one node only");
   });
 }

@@ -7,18 +7,12 @@
 #include <utility>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/memory_util.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
 namespace {
-
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
 
 // Enabled (device, peer) pairs: device may access peer's memory. Process-wide.
 std::mutex gMu;
@@ -162,8 +156,7 @@ aclError aclrtMemMapSetLink(aclrtDrvMemHandle handle, aclrtMemLinkType adviceLin
       return cohort::makeError(ErrorCode::kInvalidArgument, "{}: handle is null", fn);
     int device = -1;
     std::size_t size = 0;
-    Status s = rt::vmmDescribe(static_cast<const rt::PhysicalMemory*>(handle), &device, &size);
-    if (!s.ok()) return cohort::makeError(s.code(), "{}: {}", fn, s.message());
+    COHORT_RETURN_IF_ERROR(withName(fn, rt::vmmDescribe(static_cast<const rt::PhysicalMemory*>(handle), &device, &size)));
     if (static_cast<int>(adviceLink) < ACL_RT_MEM_ACCESS_LINK_SIO ||
         static_cast<int>(adviceLink) > ACL_RT_MEM_ACCESS_UB_MULTI_PORT_PATH) {
       return Outcome(ACL_ERROR_RT_LINK_TYPE_NOT_SUPPORTED,
@@ -186,8 +179,6 @@ aclError aclrtMemMapSelectedLink(void* virPtrDst, size_t size, void* virPtrSrc, 
                                fn, linkIdx);
     }
     // Every link reaches the same RAM: virPtrDst maps the same physical pieces.
-    Status s = rt::vmmMapAlias(virPtrDst, virPtrSrc, size);
-    if (!s.ok()) return cohort::makeError(s.code(), "{}: {}", fn, s.message());
-    return s;
+    return withName(fn, rt::vmmMapAlias(virPtrDst, virPtrSrc, size));
   });
 }

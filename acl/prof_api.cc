@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "acl/entry_names.h"
 #include "acl/prof_common.h"
 #include "cohort/runtime.h"
 #include "common/log.h"
@@ -91,7 +92,7 @@ Outcome prepareFolder(const char* fn, const std::string& text, std::string* fold
   const std::filesystem::path path = std::filesystem::absolute(text, ec);
   if (!ec) std::filesystem::create_directories(path, ec);
   if (ec || !std::filesystem::is_directory(path) || ::access(path.c_str(), W_OK) != 0) {
-    return invalidParam(fn, "the result folder '{}' cannot be created or written{}", text,
+    return invalidArgument(fn, "the result folder '{}' cannot be created or written{}", text,
                         ec ? ": " + ec.message() : std::string());
   }
   *folder = path.string();
@@ -119,11 +120,11 @@ class Profiler {
       return failure(ACL_ERROR_PROF_ALREADY_RUN, ErrorCode::kInvalidUsage, fn,
                      "COHORT_TRACE already records this process's timeline; use one or the other");
     }
-    if (path == nullptr) return invalidParam(fn, "profilerResultPath is null");
+    if (path == nullptr) return invalidArgument(fn, "profilerResultPath is null");
     if (length == 0 || length > kMaxPathBytes)
-      return invalidParam(fn, "length {} is not in [1, {}]", length, kMaxPathBytes);
+      return invalidArgument(fn, "length {} is not in [1, {}]", length, kMaxPathBytes);
     const std::string text(path, strnlen(path, length));
-    if (text.empty()) return invalidParam(fn, "profilerResultPath is empty");
+    if (text.empty()) return invalidArgument(fn, "profilerResultPath is empty");
     ACL_RETURN_IF_FAILED(prepareFolder(fn, text, &folder_));
     initialized_ = true;
     return Status::Ok();
@@ -213,9 +214,9 @@ class Profiler {
       return failure(ACL_ERROR_PROF_ALREADY_RUN, ErrorCode::kInvalidUsage, fn,
                      "a session is running (call aclprofSetConfig first, then aclprofStart)");
     }
-    if (value == nullptr) return invalidParam(fn, "config is null");
+    if (value == nullptr) return invalidArgument(fn, "config is null");
     if (length == 0 || length > kMaxSettingBytes)
-      return invalidParam(fn, "configLength {} is not in [1, {}]", length, kMaxSettingBytes);
+      return invalidArgument(fn, "configLength {} is not in [1, {}]", length, kMaxSettingBytes);
     const std::string text(value, strnlen(value, length));
     if (type == ACL_PROF_OPTYPE) {
       return failure(ACL_ERROR_PROF_MODULES_UNSUPPORTED, ErrorCode::kNotSupported, fn,
@@ -265,9 +266,9 @@ class Profiler {
   }
 
   Outcome checkLiveLocked(const char* fn, const aclprofConfig* config) const {
-    if (config == nullptr) return invalidParam(fn, "profilerConfig is null");
+    if (config == nullptr) return invalidArgument(fn, "profilerConfig is null");
     if (live_.count(config) == 0) {
-      return invalidParam(fn,
+      return invalidArgument(fn,
                           "profilerConfig {} is not a live aclprofConfig (made by "
                           "aclprofCreateConfig, not yet destroyed)",
                           fmt::ptr(config));
@@ -305,13 +306,13 @@ class Profiler {
 Outcome createConfig(const uint32_t* ids, uint32_t count, aclprofAicoreMetrics metrics,
                      const aclprofAicoreEvents* events, uint64_t types, aclprofConfig** out) {
   const char* fn = "aclprofCreateConfig";
-  if (ids == nullptr && count != 0) return invalidParam(fn, "deviceIdList is null");
+  if (ids == nullptr && count != 0) return invalidArgument(fn, "deviceIdList is null");
   if (!validMetrics(metrics))
-    return invalidParam(fn, "aicoreMetrics {} is not an aclprofAicoreMetrics",
+    return invalidArgument(fn, "aicoreMetrics {} is not an aclprofAicoreMetrics",
                         static_cast<int>(metrics));
-  if (events != nullptr) return invalidParam(fn, "aicoreEvents must be NULL");
+  if (events != nullptr) return invalidArgument(fn, "aicoreEvents must be NULL");
   if ((types & ~kKnownTypes) != 0) {
-    return invalidParam(fn, "dataTypeConfig {:#x} has unknown bits {:#x} (known: ACL_PROF_*)",
+    return invalidArgument(fn, "dataTypeConfig {:#x} has unknown bits {:#x} (known: ACL_PROF_*)",
                         types, types & ~kKnownTypes);
   }
   int visible = 0;
@@ -319,11 +320,11 @@ Outcome createConfig(const uint32_t* ids, uint32_t count, aclprofAicoreMetrics m
   std::vector<uint32_t> devices(ids, ids + count);
   for (uint32_t d : devices) {
     if (d >= static_cast<uint32_t>(visible))
-      return invalidParam(fn, "device {} is not visible (devices 0..{})", d, visible - 1);
+      return invalidArgument(fn, "device {} is not visible (devices 0..{})", d, visible - 1);
   }
   std::sort(devices.begin(), devices.end());
   if (std::adjacent_find(devices.begin(), devices.end()) != devices.end())
-    return invalidParam(fn, "deviceIdList {} names a device twice", devicesText(devices));
+    return invalidArgument(fn, "deviceIdList {} names a device twice", devicesText(devices));
   *out = new aclprofConfig{std::move(devices), metrics, types};
   Profiler::get().addLive(*out);
   return Status::Ok();
@@ -341,26 +342,24 @@ Outcome requireSession(const char* function) {
 
 }  // namespace cohort::acl::prof
 
-using cohort::acl::Outcome;
-using cohort::acl::prof::profCall;
 using cohort::acl::prof::Profiler;
 
 aclError aclprofInit(const char* profilerResultPath, size_t length) {
-  return profCall("aclprofInit",
+  return apiCallAnyTime("aclprofInit",
                   [&]() -> Outcome { return Profiler::get().init(profilerResultPath, length); });
 }
 
 aclError aclprofFinalize(void) {
-  return profCall("aclprofFinalize", [&]() -> Outcome { return Profiler::get().finalize(); });
+  return apiCallAnyTime("aclprofFinalize", [&]() -> Outcome { return Profiler::get().finalize(); });
 }
 
 aclError aclprofStart(const aclprofConfig* profilerConfig) {
-  return profCall("aclprofStart",
+  return apiCallAnyTime("aclprofStart",
                   [&]() -> Outcome { return Profiler::get().start(profilerConfig); });
 }
 
 aclError aclprofStop(const aclprofConfig* profilerConfig) {
-  return profCall("aclprofStop", [&]() -> Outcome { return Profiler::get().stop(profilerConfig); });
+  return apiCallAnyTime("aclprofStop", [&]() -> Outcome { return Profiler::get().stop(profilerConfig); });
 }
 
 aclprofConfig* aclprofCreateConfig(uint32_t* deviceIdList, uint32_t deviceNums,
@@ -368,7 +367,7 @@ aclprofConfig* aclprofCreateConfig(uint32_t* deviceIdList, uint32_t deviceNums,
                                    const aclprofAicoreEvents* aicoreEvents,
                                    uint64_t dataTypeConfig) {
   aclprofConfig* config = nullptr;
-  const aclError e = profCall("aclprofCreateConfig", [&]() -> Outcome {
+  const aclError e = apiCallAnyTime("aclprofCreateConfig", [&]() -> Outcome {
     return cohort::acl::prof::createConfig(deviceIdList, deviceNums, aicoreMetrics, aicoreEvents,
                                            dataTypeConfig, &config);
   });
@@ -376,12 +375,12 @@ aclprofConfig* aclprofCreateConfig(uint32_t* deviceIdList, uint32_t deviceNums,
 }
 
 aclError aclprofDestroyConfig(const aclprofConfig* profilerConfig) {
-  return profCall("aclprofDestroyConfig",
+  return apiCallAnyTime("aclprofDestroyConfig",
                   [&]() -> Outcome { return Profiler::get().destroy(profilerConfig); });
 }
 
 aclError aclprofSetConfig(aclprofConfigType configType, const char* config, size_t configLength) {
-  return profCall("aclprofSetConfig", [&]() -> Outcome {
+  return apiCallAnyTime("aclprofSetConfig", [&]() -> Outcome {
     return Profiler::get().setConfig(configType, config, configLength);
   });
 }

@@ -1,47 +1,15 @@
 // What the profiling entry points (prof_api.cc, prof_tx_api.cc,
-// prof_subscribe_api.cc) share: their wrapper, which unlike apiCall does not
-// need aclInit (CANN's profiling functions work before it), and small helpers.
+// prof_subscribe_api.cc) share beyond entry_helpers.h. They run in apiCallAnyTime:
+// CANN's profiling functions work before aclInit.
 #pragma once
 
-#include <exception>
-#include <new>
 #include <string>
 
 #include "acl/acl_prof.h"
 #include "acl/api_call.h"
-#include "common/error.h"
+#include "acl/entry_helpers.h"
 
 namespace cohort::acl::prof {
-
-/// Runs an entry point's body and turns its outcome into the number to return,
-/// recording failures (aclGetRecentErrMsg, the log) under `function`.
-template <typename Body>
-aclError profCall(const char* function, Body&& body) {
-  try {
-    return finish(function, Site::kGeneral, body());
-  } catch (const std::bad_alloc&) {
-    return finish(function, Site::kGeneral,
-                  Outcome(ACL_ERROR_BAD_ALLOC, Status(ErrorCode::kOutOfMemory, "host memory")));
-  } catch (const std::exception& e) {
-    return finish(function, Site::kGeneral,
-                  Outcome(ACL_ERROR_INTERNAL_ERROR, Status(ErrorCode::kInternal, e.what())));
-  }
-}
-
-/// `code` with the Status (`kind`, "function: what") that explains it.
-template <typename... Args>
-Outcome failure(aclError code, ErrorCode kind, const char* function,
-                fmt::format_string<Args...> format, Args&&... args) {
-  return Outcome(code, Status(kind, fmt::format("{}: {}", function,
-                                                fmt::format(format, std::forward<Args>(args)...))));
-}
-
-/// ACL_ERROR_INVALID_PARAM with "function: what".
-template <typename... Args>
-Outcome invalidParam(const char* function, fmt::format_string<Args...> format, Args&&... args) {
-  return failure(ACL_ERROR_INVALID_PARAM, ErrorCode::kInvalidArgument, function, format,
-                 std::forward<Args>(args)...);
-}
 
 /// The first `length` bytes of `text` up to a NUL, with bytes that are not UTF-8
 /// replaced by '?': the trace file is JSON, which must be UTF-8.

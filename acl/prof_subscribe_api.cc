@@ -3,6 +3,7 @@
 // so subscribing is not supported and subscription data never exists; between
 // aclprofInit and aclprofFinalize these calls conflict with the session API, as
 // CANN documents (ACL_ERROR_PROF_API_CONFLICT).
+#include "acl/entry_names.h"
 #include "acl/prof_common.h"
 
 namespace cohort::acl::prof {
@@ -23,79 +24,77 @@ Outcome unsupported(const char* fn) {
 // Reading subscription data: whatever opInfo points to, it is not such data.
 Outcome noData(const char* fn, const void* opInfo) {
   if (initialized()) return conflict(fn);
-  if (opInfo == nullptr) return invalidParam(fn, "opInfo is null");
-  return invalidParam(fn,
+  if (opInfo == nullptr) return invalidArgument(fn, "opInfo is null");
+  return invalidArgument(fn,
                       "opInfo is not subscription data (Cohort runs no models, so "
                       "aclprofModelSubscribe never delivers any)");
 }
 
 // For the readers that return a value rather than an aclError.
 void noteNoData(const char* fn, const void* opInfo) {
-  profCall(fn, [&]() -> Outcome { return noData(fn, opInfo); });
+  apiCallAnyTime(fn, [&]() -> Outcome { return noData(fn, opInfo); });
 }
 
 }  // namespace
 }  // namespace cohort::acl::prof
 
-using cohort::acl::Outcome;
-using cohort::acl::prof::profCall;
 namespace prof = cohort::acl::prof;
 
 aclError aclprofModelSubscribe(uint32_t /*modelId*/,
                                const aclprofSubscribeConfig* /*profSubscribeConfig*/) {
-  return profCall("aclprofModelSubscribe",
+  return apiCallAnyTime("aclprofModelSubscribe",
                   [&]() -> Outcome { return prof::unsupported("aclprofModelSubscribe"); });
 }
 
 aclError aclprofModelUnSubscribe(uint32_t /*modelId*/) {
-  return profCall("aclprofModelUnSubscribe",
+  return apiCallAnyTime("aclprofModelUnSubscribe",
                   [&]() -> Outcome { return prof::unsupported("aclprofModelUnSubscribe"); });
 }
 
 aclprofSubscribeConfig* aclprofCreateSubscribeConfig(int8_t /*timeInfoSwitch*/,
                                                      aclprofAicoreMetrics /*aicoreMetrics*/,
                                                      void* /*fd*/) {
-  profCall("aclprofCreateSubscribeConfig",
+  apiCallAnyTime("aclprofCreateSubscribeConfig",
            [&]() -> Outcome { return prof::unsupported("aclprofCreateSubscribeConfig"); });
   return nullptr;
 }
 
 aclError aclprofDestroySubscribeConfig(const aclprofSubscribeConfig* /*profSubscribeConfig*/) {
-  return profCall("aclprofDestroySubscribeConfig",
+  return apiCallAnyTime("aclprofDestroySubscribeConfig",
                   [&]() -> Outcome { return prof::unsupported("aclprofDestroySubscribeConfig"); });
 }
 
 aclError aclprofGetOpDescSize(size_t* /*opDescSize*/) {
-  return profCall("aclprofGetOpDescSize",
+  return apiCallAnyTime("aclprofGetOpDescSize",
                   [&]() -> Outcome { return prof::unsupported("aclprofGetOpDescSize"); });
 }
 
 aclError aclprofGetOpNum(const void* opInfo, size_t /*opInfoLen*/, uint32_t* /*opNumber*/) {
-  return profCall("aclprofGetOpNum",
+  return apiCallAnyTime("aclprofGetOpNum",
                   [&]() -> Outcome { return prof::noData("aclprofGetOpNum", opInfo); });
 }
 
 aclError aclprofGetOpTypeLen(const void* opInfo, size_t /*opInfoLen*/, uint32_t /*index*/,
                              size_t* /*opTypeLen*/) {
-  return profCall("aclprofGetOpTypeLen",
+  return apiCallAnyTime("aclprofGetOpTypeLen",
                   [&]() -> Outcome { return prof::noData("aclprofGetOpTypeLen", opInfo); });
 }
 
 aclError aclprofGetOpType(const void* opInfo, size_t /*opInfoLen*/, uint32_t /*index*/,
                           char* /*opType*/, size_t /*opTypeLen*/) {
-  return profCall("aclprofGetOpType",
+  return apiCallAnyTime("aclprofGetOpType",
                   [&]() -> Outcome { return prof::noData("aclprofGetOpType", opInfo); });
 }
 
 aclError aclprofGetOpNameLen(const void* opInfo, size_t /*opInfoLen*/, uint32_t /*index*/,
                              size_t* /*opNameLen*/) {
-  return profCall("aclprofGetOpNameLen",
+  return apiCallAnyTime("aclprofGetOpNameLen",
                   [&]() -> Outcome { return prof::noData("aclprofGetOpNameLen", opInfo); });
 }
 
 aclError aclprofGetOpName(const void* opInfo, size_t /*opInfoLen*/, uint32_t /*index*/,
                           char* /*opName*/, size_t /*opNameLen*/) {
-  return profCall("aclprofGetOpName",
+  return apiCallAnyTime("aclprofGetOpName",
                   [&]() -> Outcome { return prof::noData("aclprofGetOpName", opInfo); });
 }
 

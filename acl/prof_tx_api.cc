@@ -12,8 +12,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "acl/entry_names.h"
 #include "acl/prof_common.h"
 #include "cohort/runtime.h"
+#include "common/hash.h"
 #include "common/trace.h"
 
 // The opaque type of acl_prof.h: which ends of the iteration were marked.
@@ -25,8 +27,6 @@ struct aclprofStepInfo {
 
 namespace cohort::acl::prof {
 namespace {
-
-namespace rt = cohort::runtime;
 
 constexpr const char* kTx = "msproftx";
 constexpr std::size_t kMaxMarkBytes = 127;     // aclprofMarkEx's documented limit
@@ -67,12 +67,12 @@ struct TxState {
 
 // The message of a live stamp.
 Outcome stampMessage(const char* fn, void* stamp, std::string* message) {
-  if (stamp == nullptr) return invalidParam(fn, "stamp is null");
+  if (stamp == nullptr) return invalidArgument(fn, "stamp is null");
   TxState& s = TxState::get();
   std::lock_guard<std::mutex> lock(s.mu);
   const auto* st = static_cast<const Stamp*>(stamp);
   if (s.stamps.count(st) == 0) {
-    return invalidParam(
+    return invalidArgument(
         fn, "stamp {} is not a live stamp (made by aclprofCreateStamp, not yet destroyed)",
         fmt::ptr(stamp));
   }
@@ -82,7 +82,7 @@ Outcome stampMessage(const char* fn, void* stamp, std::string* message) {
 
 Outcome pop(const char* fn, const char* pushFn, std::vector<Open>* stack) {
   if (stack->empty()) {
-    return invalidParam(fn, "this thread has no span open (call {} first, then {})", pushFn, fn);
+    return invalidArgument(fn, "this thread has no span open (call {} first, then {})", pushFn, fn);
   }
   Open open = std::move(stack->back());
   stack->pop_back();
@@ -101,12 +101,12 @@ std::string nameOfId(uint64_t id) {
 // The args of an aclprofRangePushEx span: the operator and its tensors.
 Outcome tensorArgs(const char* fn, const aclprofTensorInfo& info, std::string* args) {
   if (info.tensorNum != 0 && info.tensors == nullptr)
-    return invalidParam(fn, "tensorInfo has {} tensors but tensors is null", info.tensorNum);
+    return invalidArgument(fn, "tensorInfo has {} tensors but tensors is null", info.tensorNum);
   std::vector<std::string> tensors;
   for (uint32_t i = 0; i < info.tensorNum && i < kMaxTensorsShown; ++i) {
     const aclprofTensor& t = info.tensors[i];
     if (t.shapeDim > ACL_PROF_TENSOR_DATA_SHAPE_LEN) {
-      return invalidParam(fn, "tensor {} has shapeDim {} (at most {})", i, t.shapeDim,
+      return invalidArgument(fn, "tensor {} has shapeDim {} (at most {})", i, t.shapeDim,
                           ACL_PROF_TENSOR_DATA_SHAPE_LEN);
     }
     const std::vector<uint32_t> shape(t.shape, t.shape + t.shapeDim);
@@ -124,36 +124,31 @@ Outcome tensorArgs(const char* fn, const aclprofTensorInfo& info, std::string* a
   return Status::Ok();
 }
 
-// The default stream (null) needs a current device.
-Outcome needStream(const char* fn, aclrtStream stream) {
-  return stream == nullptr ? requireDevice(fn) : Outcome(Status::Ok());
-}
-
 Outcome markStep(aclprofStepInfo* info, aclprofStepTag tag, aclrtStream stream) {
   const char* fn = "aclprofGetStepTimestamp";
-  if (info == nullptr) return invalidParam(fn, "stepInfo is null");
+  if (info == nullptr) return invalidArgument(fn, "stepInfo is null");
   if (tag != ACL_STEP_START && tag != ACL_STEP_END)
-    return invalidParam(fn, "tag {} is not an aclprofStepTag", static_cast<int>(tag));
+    return invalidArgument(fn, "tag {} is not an aclprofStepTag", static_cast<int>(tag));
   ACL_RETURN_IF_FAILED(needStream(fn, stream));
   TxState& s = TxState::get();
   std::lock_guard<std::mutex> lock(s.mu);
   if (s.steps.count(info) == 0) {
-    return invalidParam(
+    return invalidArgument(
         fn,
         "stepInfo {} is not a live step info (made by aclprofCreateStepInfo, not yet destroyed)",
         fmt::ptr(info));
   }
   bool& done = tag == ACL_STEP_START ? info->started : info->ended;
   if (done) {
-    return invalidParam(fn, "step {} has its {} already (each once per step info)", info->number,
+    return invalidArgument(fn, "step {} has its {} already (each once per step info)", info->number,
                         tag == ACL_STEP_START ? "ACL_STEP_START" : "ACL_STEP_END");
   }
   if (tag == ACL_STEP_END && !info->started)
-    return invalidParam(fn, "step {} has no ACL_STEP_START (give it first)", info->number);
+    return invalidArgument(fn, "step {} has no ACL_STEP_START (give it first)", info->number);
   // The moment the stream reaches this point, as CANN's device-side timestamp.
   const uint64_t number = info->number;
   COHORT_RETURN_IF_ERROR(
-      rt::launchKernel(static_cast<rt::Stream*>(stream), [number, tag](rt::Stream*) {
+      rt::launchKernel(toStream(stream), [number, tag](rt::Stream*) {
         if (!trace::enabled()) return Status::Ok();
         const std::string name = fmt::format("step {}", number);
         if (tag == ACL_STEP_START) {
@@ -170,19 +165,14 @@ Outcome markStep(aclprofStepInfo* info, aclprofStepTag tag, aclrtStream stream) 
 }  // namespace
 }  // namespace cohort::acl::prof
 
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::Outcome;
-using cohort::acl::prof::invalidParam;
 using cohort::acl::prof::messageOf;
-using cohort::acl::prof::profCall;
 using cohort::acl::prof::requireSession;
 namespace prof = cohort::acl::prof;
 namespace trace = cohort::trace;
 
 void* aclprofCreateStamp(void) {
   prof::Stamp* stamp = nullptr;
-  profCall("aclprofCreateStamp", [&]() -> Outcome {
+  apiCallAnyTime("aclprofCreateStamp", [&]() -> Outcome {
     ACL_RETURN_IF_FAILED(requireSession("aclprofCreateStamp"));
     prof::TxState& s = prof::TxState::get();
     std::lock_guard<std::mutex> lock(s.mu);
@@ -194,13 +184,13 @@ void* aclprofCreateStamp(void) {
 }
 
 void aclprofDestroyStamp(void* stamp) {
-  profCall("aclprofDestroyStamp", [&]() -> Outcome {
-    if (stamp == nullptr) return invalidParam("aclprofDestroyStamp", "stamp is null");
+  apiCallAnyTime("aclprofDestroyStamp", [&]() -> Outcome {
+    if (stamp == nullptr) return invalidArgument("aclprofDestroyStamp", "stamp is null");
     prof::TxState& s = prof::TxState::get();
     std::lock_guard<std::mutex> lock(s.mu);
     auto* st = static_cast<prof::Stamp*>(stamp);
     if (s.stamps.erase(st) == 0) {
-      return invalidParam("aclprofDestroyStamp",
+      return invalidArgument("aclprofDestroyStamp",
                           "stamp {} is not a live stamp (destroyed already?)", fmt::ptr(stamp));
     }
     delete st;
@@ -210,23 +200,23 @@ void aclprofDestroyStamp(void* stamp) {
 
 aclError aclprofSetStampTraceMessage(void* stamp, const char* msg, uint32_t msgLen) {
   const char* fn = "aclprofSetStampTraceMessage";
-  return profCall(fn, [&]() -> Outcome {
+  return apiCallAnyTime(fn, [&]() -> Outcome {
     std::string ignored;
     ACL_RETURN_IF_FAILED(prof::stampMessage(fn, stamp, &ignored));
-    if (msg == nullptr) return invalidParam(fn, "msg is null");
-    if (msgLen == 0) return invalidParam(fn, "msgLen is 0");
+    if (msg == nullptr) return invalidArgument(fn, "msg is null");
+    if (msgLen == 0) return invalidArgument(fn, "msgLen is 0");
     std::string text = messageOf(msg, msgLen);
     prof::TxState& s = prof::TxState::get();
     std::lock_guard<std::mutex> lock(s.mu);
     auto* st = static_cast<prof::Stamp*>(stamp);
-    if (s.stamps.count(st) == 0) return invalidParam(fn, "stamp was destroyed meanwhile");
+    if (s.stamps.count(st) == 0) return invalidArgument(fn, "stamp was destroyed meanwhile");
     st->message = std::move(text);
     return Status::Ok();
   });
 }
 
 aclError aclprofMark(void* stamp) {
-  return profCall("aclprofMark", [&]() -> Outcome {
+  return apiCallAnyTime("aclprofMark", [&]() -> Outcome {
     std::string name;
     ACL_RETURN_IF_FAILED(prof::stampMessage("aclprofMark", stamp, &name));
     ACL_RETURN_IF_FAILED(requireSession("aclprofMark"));
@@ -237,16 +227,16 @@ aclError aclprofMark(void* stamp) {
 
 aclError aclprofMarkEx(const char* msg, size_t msgLen, aclrtStream stream) {
   const char* fn = "aclprofMarkEx";
-  return profCall(fn, [&]() -> Outcome {
-    if (msg == nullptr) return invalidParam(fn, "msg is null");
+  return apiCallAnyTime(fn, [&]() -> Outcome {
+    if (msg == nullptr) return invalidArgument(fn, "msg is null");
     if (msgLen == 0 || msgLen > prof::kMaxMarkBytes)
-      return invalidParam(fn, "msgLen {} is not in [1, {}]", msgLen, prof::kMaxMarkBytes);
+      return invalidArgument(fn, "msgLen {} is not in [1, {}]", msgLen, prof::kMaxMarkBytes);
     ACL_RETURN_IF_FAILED(requireSession(fn));
-    ACL_RETURN_IF_FAILED(prof::needStream(fn, stream));
+    ACL_RETURN_IF_FAILED(needStream(fn, stream));
     const std::string name = messageOf(msg, msgLen);
     const uint64_t id = prof::TxState::get().nextMark.fetch_add(1);
     COHORT_RETURN_IF_ERROR(cohort::runtime::launchKernel(
-        static_cast<cohort::runtime::Stream*>(stream), [name, id](cohort::runtime::Stream*) {
+        toStream(stream), [name, id](rt::Stream*) {
           if (trace::enabled()) {
             trace::instant(
                 prof::kTx, name,
@@ -261,7 +251,7 @@ aclError aclprofMarkEx(const char* msg, size_t msgLen, aclrtStream stream) {
 }
 
 aclError aclprofPush(void* stamp) {
-  return profCall("aclprofPush", [&]() -> Outcome {
+  return apiCallAnyTime("aclprofPush", [&]() -> Outcome {
     std::string name;
     ACL_RETURN_IF_FAILED(prof::stampMessage("aclprofPush", stamp, &name));
     ACL_RETURN_IF_FAILED(requireSession("aclprofPush"));
@@ -271,17 +261,17 @@ aclError aclprofPush(void* stamp) {
 }
 
 aclError aclprofPop(void) {
-  return profCall("aclprofPop", [&]() -> Outcome {
+  return apiCallAnyTime("aclprofPop", [&]() -> Outcome {
     return prof::pop("aclprofPop", "aclprofPush", &prof::tPushed);
   });
 }
 
 aclError aclprofRangeStart(void* stamp, uint32_t* rangeId) {
   const char* fn = "aclprofRangeStart";
-  return profCall(fn, [&]() -> Outcome {
+  return apiCallAnyTime(fn, [&]() -> Outcome {
     std::string name;
     ACL_RETURN_IF_FAILED(prof::stampMessage(fn, stamp, &name));
-    if (rangeId == nullptr) return invalidParam(fn, "rangeId is null");
+    if (rangeId == nullptr) return invalidArgument(fn, "rangeId is null");
     ACL_RETURN_IF_FAILED(requireSession(fn));
     prof::TxState& s = prof::TxState::get();
     uint32_t id = 0;
@@ -300,14 +290,14 @@ aclError aclprofRangeStart(void* stamp, uint32_t* rangeId) {
 
 aclError aclprofRangeStop(uint32_t rangeId) {
   const char* fn = "aclprofRangeStop";
-  return profCall(fn, [&]() -> Outcome {
+  return apiCallAnyTime(fn, [&]() -> Outcome {
     prof::TxState& s = prof::TxState::get();
     std::string name;
     {
       std::lock_guard<std::mutex> lock(s.mu);
       auto it = s.ranges.find(rangeId);
       if (it == s.ranges.end()) {
-        return invalidParam(
+        return invalidArgument(
             fn,
             "range {} is not running (call aclprofRangeStart first, then aclprofRangeStop, once)",
             rangeId);
@@ -322,16 +312,12 @@ aclError aclprofRangeStop(uint32_t rangeId) {
 
 uint64_t aclprofStr2Id(const char* message) {
   if (message == nullptr) {
-    profCall("aclprofStr2Id",
-             [&]() -> Outcome { return invalidParam("aclprofStr2Id", "message is null"); });
+    apiCallAnyTime("aclprofStr2Id",
+             [&]() -> Outcome { return invalidArgument("aclprofStr2Id", "message is null"); });
     return UINT64_MAX;
   }
   // FNV-1a: the same id for the same string in every process and run.
-  uint64_t id = 14695981039346656037ULL;
-  for (const char* p = message; *p != '\0'; ++p) {
-    id ^= static_cast<unsigned char>(*p);
-    id *= 1099511628211ULL;
-  }
+  uint64_t id = cohort::fnv1a(message);
   if (id == UINT64_MAX) --id;  // UINT64_MAX means failure
   prof::TxState& s = prof::TxState::get();
   std::lock_guard<std::mutex> lock(s.mu);
@@ -341,13 +327,13 @@ uint64_t aclprofStr2Id(const char* message) {
 
 aclError aclprofRangePushEx(aclprofEventAttributes* attr) {
   const char* fn = "aclprofRangePushEx";
-  return profCall(fn, [&]() -> Outcome {
-    if (attr == nullptr) return invalidParam(fn, "attr is null");
+  return apiCallAnyTime(fn, [&]() -> Outcome {
+    if (attr == nullptr) return invalidArgument(fn, "attr is null");
     if (attr->messageType != ACL_PROF_MESSAGE_TYPE_TENSOR_INFO) {
-      return invalidParam(fn, "messageType {} is not an aclprofMessageType", attr->messageType);
+      return invalidArgument(fn, "messageType {} is not an aclprofMessageType", attr->messageType);
     }
     const aclprofTensorInfo* info = attr->message.tensorInfo;
-    if (info == nullptr) return invalidParam(fn, "message.tensorInfo is null");
+    if (info == nullptr) return invalidArgument(fn, "message.tensorInfo is null");
     std::string args;
     ACL_RETURN_IF_FAILED(prof::tensorArgs(fn, *info, &args));
     ACL_RETURN_IF_FAILED(requireSession(fn));
@@ -358,14 +344,14 @@ aclError aclprofRangePushEx(aclprofEventAttributes* attr) {
 }
 
 aclError aclprofRangePop(void) {
-  return profCall("aclprofRangePop", [&]() -> Outcome {
+  return apiCallAnyTime("aclprofRangePop", [&]() -> Outcome {
     return prof::pop("aclprofRangePop", "aclprofRangePushEx", &prof::tPushedEx);
   });
 }
 
 aclprofStepInfo* aclprofCreateStepInfo(void) {
   aclprofStepInfo* info = nullptr;
-  profCall("aclprofCreateStepInfo", [&]() -> Outcome {
+  apiCallAnyTime("aclprofCreateStepInfo", [&]() -> Outcome {
     prof::TxState& s = prof::TxState::get();
     std::lock_guard<std::mutex> lock(s.mu);
     info = new aclprofStepInfo{s.nextStep++};
@@ -376,12 +362,12 @@ aclprofStepInfo* aclprofCreateStepInfo(void) {
 }
 
 void aclprofDestroyStepInfo(aclprofStepInfo* stepinfo) {
-  profCall("aclprofDestroyStepInfo", [&]() -> Outcome {
-    if (stepinfo == nullptr) return invalidParam("aclprofDestroyStepInfo", "stepinfo is null");
+  apiCallAnyTime("aclprofDestroyStepInfo", [&]() -> Outcome {
+    if (stepinfo == nullptr) return invalidArgument("aclprofDestroyStepInfo", "stepinfo is null");
     prof::TxState& s = prof::TxState::get();
     std::lock_guard<std::mutex> lock(s.mu);
     if (s.steps.erase(stepinfo) == 0) {
-      return invalidParam("aclprofDestroyStepInfo",
+      return invalidArgument("aclprofDestroyStepInfo",
                           "stepinfo {} is not a live step info (destroyed already?)",
                           fmt::ptr(stepinfo));
     }
@@ -392,6 +378,6 @@ void aclprofDestroyStepInfo(aclprofStepInfo* stepinfo) {
 
 aclError aclprofGetStepTimestamp(aclprofStepInfo* stepInfo, aclprofStepTag tag,
                                  aclrtStream stream) {
-  return profCall("aclprofGetStepTimestamp",
+  return apiCallAnyTime("aclprofGetStepTimestamp",
                   [&]() -> Outcome { return prof::markStep(stepInfo, tag, stream); });
 }

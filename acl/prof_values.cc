@@ -84,12 +84,12 @@ Outcome checkSetting(const char* fn, aclprofConfigType type, const std::string& 
                      const char** name, const char** absent) {
   const SettingRule* rule = ruleOf(type);
   if (rule == nullptr) {
-    return invalidParam(fn, "configType {} is not a setting (see aclprofConfigType)",
+    return invalidArgument(fn, "configType {} is not a setting (see aclprofConfigType)",
                         static_cast<int>(type));
   }
   std::string why;
   if (value.empty() || !validSetting(*rule, value, &why))
-    return invalidParam(fn, "{} '{}' is invalid: expected {}", rule->name, value, why);
+    return invalidArgument(fn, "{} '{}' is invalid: expected {}", rule->name, value, why);
   *name = rule->name;
   *absent = rule->absent;
   return Status::Ok();

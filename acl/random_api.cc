@@ -5,20 +5,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "acl/entry_helpers.h"
+#include "acl/entry_names.h"
 #include "kernels/convert.h"
 
 namespace {
-
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::invalidArgument;
-using cohort::acl::needStream;
-using cohort::acl::nullArgument;
-using cohort::acl::Outcome;
-using cohort::acl::toStream;
 
 constexpr std::size_t kCounterBytes = 16;
 

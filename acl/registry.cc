@@ -115,12 +115,13 @@ Status Registry::resetDeviceForce(int device) {
     }
     deviceRefs_.erase(it);
     // Explicit contexts of the device go with it: their references die in the teardown.
+    // The calling thread's context is checked before its explicit one is freed.
+    if (tContext != nullptr && tContext->device == device) tContext = nullptr;
     for (auto c = explicit_.begin(); c != explicit_.end();) {
       c = c->second->device == device ? explicit_.erase(c) : std::next(c);
     }
     defaultContextLocked(device)->sysParams.clear();
   }
-  if (tContext != nullptr && tContext->device == device) tContext = nullptr;
   COHORT_RETURN_IF_ERROR(rt::resetDeviceForce(device));
   ReportHub::get().forgetDeadStreams();
   notifyDeviceState(device, ACL_RT_DEVICE_STATE_RESET_POST);

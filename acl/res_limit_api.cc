@@ -8,19 +8,14 @@
 #include <utility>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
 #include "acl/device_profile.h"
+#include "acl/entry_names.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
 namespace {
 
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
-using cohort::acl::requireDevice;
+using cohort::acl::checkDevice;
 
 // A stream by device and id: ids are never reused within a device, so a limit set on
 // a destroyed stream can never apply to another one.
@@ -67,18 +62,11 @@ Outcome checkValue(const char* function, aclrtDevResLimitType type, uint32_t val
   return Status::Ok();
 }
 
-Outcome checkDevice(const char* function, int32_t device) {
-  rt::DeviceInfo info;
-  Status st = rt::getDeviceInfo(device, &info);
-  if (!st.ok()) return cohort::makeError(st.code(), "{}: {}", function, st.message());
-  return Status::Ok();
-}
-
 // The key of a caller's stream (null: the current device's default stream).
 Outcome keyOf(const char* function, aclrtStream stream, StreamKey* key) {
   if (stream == nullptr) ACL_RETURN_IF_FAILED(requireDevice(function));
   rt::StreamDescription description;
-  COHORT_RETURN_IF_ERROR(rt::streamDescribe(static_cast<rt::Stream*>(stream), &description));
+  COHORT_RETURN_IF_ERROR(rt::streamDescribe(toStream(stream), &description));
   *key = StreamKey(description.device, description.id);
   return Status::Ok();
 }

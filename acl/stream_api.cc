@@ -2,7 +2,7 @@
 #include <pthread.h>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/report_hub.h"
 #include "acl/stream_attrs.h"
 #include "cohort/runtime.h"
@@ -10,29 +10,11 @@
 
 namespace {
 
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
 using cohort::acl::ReportHub;
-using cohort::acl::requireDevice;
-using cohort::acl::Site;
 
 constexpr uint32_t kKnownStreamFlags = ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC |
                                        ACL_STREAM_PERSISTENT | ACL_STREAM_HUGE |
                                        ACL_STREAM_CPU_SCHEDULE | ACL_STREAM_DEVICE_USE_ONLY;
-
-rt::Stream* toStream(aclrtStream stream) { return static_cast<rt::Stream*>(stream); }
-
-Outcome nullArgument(const char* function, const char* name) {
-  return cohort::makeError(ErrorCode::kInvalidArgument, "{}: {} is null", function, name);
-}
-
-// The default stream (null) needs a current device.
-Outcome needStream(const char* function, aclrtStream stream) {
-  return stream == nullptr ? requireDevice(function) : Outcome(Status::Ok());
-}
 
 Outcome createStream(const char* function, aclrtStream* stream, uint32_t priority = 0,
                      uint32_t flag = 0) {
@@ -98,7 +80,7 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   return apiCall("aclrtStreamWaitEvent", [&]() -> Outcome {
     if (event == nullptr) return nullArgument("aclrtStreamWaitEvent", "event");
     ACL_RETURN_IF_FAILED(needStream("aclrtStreamWaitEvent", stream));
-    return rt::streamWaitEvent(toStream(stream), static_cast<rt::Event*>(event));
+    return rt::streamWaitEvent(toStream(stream), toEvent(event));
   });
 }
 

@@ -3,26 +3,14 @@
 #include <mutex>
 #include <set>
 
-#include "acl/entry_helpers.h"
+#include "acl/entry_names.h"
 #include "acl/report_hub.h"
 #include "acl/stream_attrs.h"
 
 namespace {
 
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::apiCallAnyTime;
-using cohort::acl::invalidArgument;
-using cohort::acl::needStream;
-using cohort::acl::notSupported;
-using cohort::acl::nullArgument;
-using cohort::acl::Outcome;
-using cohort::acl::requireDevice;
 using cohort::acl::StreamAttrs;
 using cohort::acl::StreamSettings;
-using cohort::acl::toStream;
 
 constexpr uint32_t kKnownStreamFlags = ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC |
                                        ACL_STREAM_PERSISTENT | ACL_STREAM_HUGE |
@@ -366,7 +354,7 @@ aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream) {
   (void)activeStream;
   (void)stream;
   return apiCall("aclrtActiveStream", [&]() -> Outcome {
-    return notSupported("aclrtActiveStream",
+    return unsupportedCase("aclrtActiveStream",
                         "only streams bound to a model runtime instance can be activated");
   });
 }
@@ -377,7 +365,7 @@ aclError aclrtSwitchStream(void* leftValue, aclrtCondition cond, void* rightValu
   (void)leftValue, (void)cond, (void)rightValue, (void)dataType;
   (void)trueStream, (void)falseStream, (void)stream;
   return apiCall("aclrtSwitchStream", [&]() -> Outcome {
-    return notSupported("aclrtSwitchStream",
+    return unsupportedCase("aclrtSwitchStream",
                         "Cohort's streams do not branch (switching needs model-bound streams)");
   });
 }
@@ -385,7 +373,7 @@ aclError aclrtSwitchStream(void* leftValue, aclrtCondition cond, void* rightValu
 aclError aclrtPersistentTaskClean(aclrtStream stream) {
   (void)stream;
   return apiCall("aclrtPersistentTaskClean", [&]() -> Outcome {
-    return notSupported("aclrtPersistentTaskClean",
+    return unsupportedCase("aclrtPersistentTaskClean",
                         "Cohort's ACL_STREAM_PERSISTENT streams run their tasks at once and "
                         "keep none to clean");
   });

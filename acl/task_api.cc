@@ -3,22 +3,11 @@
 #include <cstring>
 #include <string>
 
-#include "acl/entry_helpers.h"
-#include "kernels/reduce.h"
+#include "acl/entry_names.h"
 #include "common/trace.h"
+#include "kernels/reduce.h"
 
 namespace {
-
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::invalidArgument;
-using cohort::acl::needStream;
-using cohort::acl::notSupported;
-using cohort::acl::nullArgument;
-using cohort::acl::Outcome;
-using cohort::acl::toStream;
 
 constexpr int32_t kProfTraceBytes = 18;  // CANN pads a marker's data to this and refuses more
 
@@ -78,7 +67,7 @@ aclError aclrtReduceAsync(void* dst, const void* src, uint64_t count, aclrtReduc
         op = cohort::ReduceOp::kMin;
         break;
       case ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL:
-        return notSupported(fn, "ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL has no documented result");
+        return unsupportedCase(fn, "ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL has no documented result");
       default:
         return invalidArgument(fn, "kind {} is not an aclrtReduceKind (10..13)",
                                static_cast<int>(kind));
@@ -138,7 +127,7 @@ aclError aclrtTaskUpdateAsync(aclrtStream taskStream, uint32_t taskId, aclrtTask
                               aclrtStream execStream) {
   (void)taskStream, (void)taskId, (void)info, (void)execStream;
   return apiCall("aclrtTaskUpdateAsync", [&]() -> Outcome {
-    return notSupported("aclrtTaskUpdateAsync",
+    return unsupportedCase("aclrtTaskUpdateAsync",
                         "tasks are updated on streams bound to a model runtime instance, whose "
                         "tasks Cohort does not keep");
   });

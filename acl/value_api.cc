@@ -5,19 +5,9 @@
 #include <cstdint>
 #include <thread>
 
-#include "acl/entry_helpers.h"
+#include "acl/entry_names.h"
 
 namespace {
-
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::invalidArgument;
-using cohort::acl::needStream;
-using cohort::acl::nullArgument;
-using cohort::acl::Outcome;
-using cohort::acl::toStream;
 
 // The 64-bit word must be device memory (own, imported or mapped), aligned so that it
 // is read and written whole.

@@ -6,17 +6,12 @@
 #include <string>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
 #include "acl/cann_version.h"
+#include "acl/entry_names.h"
 #include "cohort/version.h"
 #include "common/error.h"
 
 namespace {
-
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCallAnyTime;
-using cohort::acl::Outcome;
 
 // The packages a Cohort installation provides: its runtime (libascendcl) and HCCL
 // (libhccl), both of the CANN version implemented, and Cohort itself.

@@ -6,24 +6,13 @@
 #include <cstdint>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/unsupported.h"
 #include "acl/vmm_util.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
 namespace {
-
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
-using cohort::acl::Site;
-
-Status nullArgument(const char* function, const char* name) {
-  return cohort::makeError(ErrorCode::kInvalidArgument, "{}: {} is null", function, name);
-}
 
 Status zeroFlags(const char* function, uint64_t flags, uint64_t allowed = 0) {
   if ((flags & ~allowed) == 0) return Status::Ok();
@@ -86,9 +75,7 @@ Status reserve(const char* fn, void** virPtr, size_t size, size_t alignment, voi
                              "{}: expectPtr {} must be aligned to 1 GiB for more than 1 GiB", fn,
                              expectPtr);
   }
-  Status s = rt::vmmReserve(size, alignment, expectPtr, virPtr);
-  if (!s.ok()) return cohort::makeError(s.code(), "{}: {}", fn, s.message());
-  return s;
+  return withName(fn, rt::vmmReserve(size, alignment, expectPtr, virPtr));
 }
 }  // namespace
 

@@ -5,22 +5,12 @@
 #include <string>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/vmm_util.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
 namespace {
-
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
-
-Status nullArgument(const char* function, const char* name) {
-  return cohort::makeError(ErrorCode::kInvalidArgument, "{}: {} is null", function, name);
-}
 
 // A location access can be given for: a device of this process, or the host.
 Status checkLocation(const char* function, const std::string& name,
@@ -65,9 +55,7 @@ aclError aclrtMemSetAccess(void* virPtr, size_t size, aclrtMemAccessDesc* desc, 
           checkLocation(fn, fmt::format("desc[{}].location", i), desc[i].location));
       widest = flags > widest ? flags : widest;
     }
-    Status s = rt::vmmSetAccess(virPtr, size, static_cast<rt::VmmAccess>(widest));
-    if (!s.ok()) return cohort::makeError(s.code(), "{}: {}", fn, s.message());
-    return s;
+    return withName(fn, rt::vmmSetAccess(virPtr, size, static_cast<rt::VmmAccess>(widest)));
   });
 }
 
@@ -79,8 +67,7 @@ aclError aclrtMemGetAccess(void* virPtr, aclrtMemLocation* location, uint64_t* f
     if (flag == nullptr) return nullArgument(fn, "flag");
     COHORT_RETURN_IF_ERROR(checkLocation(fn, "location", *location));
     rt::VmmMapping mapping;
-    Status s = rt::vmmLookup(virPtr, &mapping);
-    if (!s.ok()) return cohort::makeError(s.code(), "{}: {}", fn, s.message());
+    COHORT_RETURN_IF_ERROR(withName(fn, rt::vmmLookup(virPtr, &mapping)));
     *flag = static_cast<uint64_t>(mapping.access);
     return Status::Ok();
   });
@@ -92,8 +79,7 @@ aclError aclrtMemRetainAllocationHandle(void* virPtr, aclrtDrvMemHandle* handle)
     if (virPtr == nullptr) return nullArgument(fn, "virPtr");
     if (handle == nullptr) return nullArgument(fn, "handle");
     rt::PhysicalMemory* mem = nullptr;
-    Status s = rt::vmmRetain(virPtr, &mem);
-    if (!s.ok()) return cohort::makeError(s.code(), "{}: {}", fn, s.message());
+    COHORT_RETURN_IF_ERROR(withName(fn, rt::vmmRetain(virPtr, &mem)));
     *handle = mem;
     return Status::Ok();
   });
@@ -106,8 +92,7 @@ aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle handle,
     if (handle == nullptr) return nullArgument(fn, "handle");
     if (prop == nullptr) return nullArgument(fn, "prop");
     rt::PhysicalMemoryInfo info;
-    Status s = rt::vmmInfo(static_cast<const rt::PhysicalMemory*>(handle), &info);
-    if (!s.ok()) return cohort::makeError(s.code(), "{}: {}", fn, s.message());
+    COHORT_RETURN_IF_ERROR(withName(fn, rt::vmmInfo(static_cast<const rt::PhysicalMemory*>(handle), &info)));
     *prop = cohort::acl::unpackAttributes(info.attributes, info.device);
     return Status::Ok();
   });

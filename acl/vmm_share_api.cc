@@ -6,26 +6,12 @@
 #include <cstdint>
 
 #include "acl/acl.h"
-#include "acl/api_call.h"
+#include "acl/entry_names.h"
 #include "acl/unsupported.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
 
 namespace {
-
-namespace rt = cohort::runtime;
-using cohort::ErrorCode;
-using cohort::Status;
-using cohort::acl::apiCall;
-using cohort::acl::Outcome;
-
-Status nullArgument(const char* function, const char* name) {
-  return cohort::makeError(ErrorCode::kInvalidArgument, "{}: {} is null", function, name);
-}
-
-Status withName(const char* function, const Status& s) {
-  return s.ok() ? s : cohort::makeError(s.code(), "{}: {}", function, s.message());
-}
 
 // V2's share types: DEFAULT is the V1 handle; FABRIC is answered by the caller.
 Status checkShareType(const char* function, aclrtMemSharedHandleType shareType) {

@@ -144,6 +144,22 @@ void DeviceManager::tearDown(Device* device) {
              device->id());
 }
 
+void DeviceManager::announceStreamRemovals(Device* device, std::unique_lock<std::mutex>* lock,
+                                           const std::function<bool()>& removing) {
+  std::set<Stream*> announced;
+  while (removing() && hasStreamObserver()) {
+    std::vector<Stream*> unannounced;
+    for (Stream* s : device->streams) {
+      if (announced.count(s) == 0) unannounced.push_back(s);
+    }
+    if (unannounced.empty()) break;
+    lock->unlock();
+    for (Stream* s : unannounced) notifyStreamObserver(s, /*created=*/false);
+    announced.insert(unannounced.begin(), unannounced.end());
+    lock->lock();
+  }
+}
+
 Status DeviceManager::setDevice(int id) {
   Device* device = nullptr;
   COHORT_RETURN_IF_ERROR(this->device(id, &device));
@@ -166,21 +182,8 @@ Status DeviceManager::resetDevice(int id) {
   Device* device = nullptr;
   COHORT_RETURN_IF_ERROR(this->device(id, &device));
   std::unique_lock<std::mutex> lock(device->mu);
-  // The last reference destroys the device's streams: the stream observer hears of
-  // each first, without device->mu (it may call into the runtime). Streams created
-  // meanwhile are announced in the next round.
-  std::set<Stream*> announced;
-  while (device->refCount == 1 && hasStreamObserver()) {
-    std::vector<Stream*> unannounced;
-    for (Stream* s : device->streams) {
-      if (announced.count(s) == 0) unannounced.push_back(s);
-    }
-    if (unannounced.empty()) break;
-    lock.unlock();
-    for (Stream* s : unannounced) notifyStreamObserver(s, /*created=*/false);
-    announced.insert(unannounced.begin(), unannounced.end());
-    lock.lock();
-  }
+  // The last reference destroys the device's streams.
+  announceStreamRemovals(device, &lock, [device] { return device->refCount == 1; });
   if (device->refCount == 0) {
     return makeError(ErrorCode::kInvalidDevice, "resetDevice({}): the device is not set", id);
   }

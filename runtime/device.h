@@ -120,6 +120,13 @@ class DeviceManager {
   DeviceManager();
   Status bringUp(Device* device);
   void tearDown(Device* device);
+  /// Before a reset destroys the device's streams, the stream observer hears of each,
+  /// without device->mu (it may call into the runtime): while `removing()` (called
+  /// under the lock) holds, announces the streams not announced yet, releasing `lock`
+  /// (on device->mu) around the calls; streams created meanwhile are announced in the
+  /// next round. Returns with `lock` held.
+  void announceStreamRemovals(Device* device, std::unique_lock<std::mutex>* lock,
+                              const std::function<bool()>& removing);
 
   Status initStatus_;
   std::vector<std::unique_ptr<Device>> devices_;

@@ -7,13 +7,11 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <vector>
 
 #include "common/config.h"
 #include "common/log.h"
 #include "runtime/api.h"
-#include "runtime/stream_control.h"
 #include "runtime/task_reports.h"
 
 namespace cohort::runtime {
@@ -44,20 +42,8 @@ Status DeviceManager::resetDeviceForce(int id) {
   if (device->refCount == 0) {
     return makeError(ErrorCode::kInvalidDevice, "resetDeviceForce({}): the device is not set", id);
   }
-  // As the last resetDevice does: the stream observer hears of each stream first,
-  // without device->mu.
-  std::set<Stream*> announced;
-  while (device->refCount > 0 && hasStreamObserver()) {
-    std::vector<Stream*> unannounced;
-    for (Stream* s : device->streams) {
-      if (announced.count(s) == 0) unannounced.push_back(s);
-    }
-    if (unannounced.empty()) break;
-    lock.unlock();
-    for (Stream* s : unannounced) notifyStreamObserver(s, /*created=*/false);
-    announced.insert(unannounced.begin(), unannounced.end());
-    lock.lock();
-  }
+  // As the last resetDevice does.
+  announceStreamRemovals(device, &lock, [device] { return device->refCount > 0; });
   if (device->refCount == 0) return Status::Ok();  // another thread reset it meanwhile
   COHORT_LOG(kInfo, "runtime", "device {} reset by force ({} reference(s) dropped)", id,
              device->refCount);

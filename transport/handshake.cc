@@ -7,6 +7,7 @@
 
 #include "cohort/version.h"
 #include "common/error.h"
+#include "common/hash.h"
 
 namespace cohort::transport {
 
@@ -32,15 +33,6 @@ std::uint64_t get64(const std::uint8_t* p) {
 constexpr std::uint32_t kLibraryVersion =
     COHORT_VERSION_MAJOR * 10000 + COHORT_VERSION_MINOR * 100 + COHORT_VERSION_PATCH;
 
-std::uint64_t fnv1a(const std::string& text, std::uint64_t seed) {
-  std::uint64_t h = seed;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
 }  // namespace
 
 JobToken JobToken::random() {
@@ -61,7 +53,7 @@ JobToken JobToken::fromText(const std::string& text) {
     t.bytes[i] = static_cast<std::uint8_t>(v);
   }
   if (hex) return t;
-  put64(t.bytes.data(), fnv1a(text, 0xcbf29ce484222325ull));
+  put64(t.bytes.data(), fnv1a(text));
   put64(t.bytes.data() + 8, fnv1a(text, 0x84222325cbf29ce4ull));
   return t;
 }

@@ -83,18 +83,12 @@ TEST(AclAllocator, DescriptionErrors) {
                    ACL_ERROR_INVALID_PARAM, "is not a live allocator description");
 }
 
-class AclAllocatorTest : public AclTest {
+class AclAllocatorTest : public AclDevice0StreamTest {
  protected:
-  void SetUp() override {
-    AclTest::SetUp();
-    ASSERT_ACL_OK(aclrtSetDevice(0));
-    ASSERT_ACL_OK(aclrtCreateStream(&stream_));
-  }
   void TearDown() override {
     EXPECT_EQ(gCalls.load(), 0);
-    AclTest::TearDown();
+    AclDevice0StreamTest::TearDown();
   }
-  aclrtStream stream_ = nullptr;
 };
 
 TEST_F(AclAllocatorTest, RegistrationRoundTrip) {

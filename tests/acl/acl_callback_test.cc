@@ -94,15 +94,7 @@ void countCall(void* data) {
   r->calls.fetch_add(1);
 }
 
-class AclCallbackTest : public AclTest {
- protected:
-  void SetUp() override {
-    AclTest::SetUp();
-    ASSERT_ACL_OK(aclrtSetDevice(0));
-    ASSERT_ACL_OK(aclrtCreateStream(&stream_));
-  }
-  aclrtStream stream_ = nullptr;
-};
+using AclCallbackTest = AclDevice0StreamTest;
 
 TEST_F(AclCallbackTest, CallbacksRunInTheSubscribedThread) {
   Record record;
@@ -269,6 +261,7 @@ TEST_F(AclCallbackTest, FinalizeDropsAPendingBlockingCallback) {
   ASSERT_ACL_OK(aclrtLaunchCallback(countCall, &record, ACL_CALLBACK_BLOCK, stream_));
   ASSERT_TRUE(handedOver(selfId())) << "the stream did not reach the callback within 5 s";
   ASSERT_ACL_OK(aclFinalize());  // must not wait for the callback
+  stream_ = nullptr;            // released with everything else
   EXPECT_EQ(record.calls.load(), 0);
   ASSERT_ACL_OK(aclInit(nullptr));  // for TearDown
 }

@@ -9,18 +9,12 @@
 namespace cohort::acltest {
 namespace {
 
-class AclCmoTest : public AclTest {
+class AclCmoTest : public AclDevice0StreamTest {
  protected:
   void SetUp() override {
-    AclTest::SetUp();
-    ASSERT_ACL_OK(aclrtSetDevice(0));
-    ASSERT_ACL_OK(aclrtCreateStream(&stream_));
+    AclDevice0StreamTest::SetUp();
     ASSERT_ACL_OK(aclrtMalloc(&dev_, 4096, ACL_MEM_MALLOC_HUGE_FIRST));
     ASSERT_ACL_OK(aclrtMemset(dev_, 4096, 0x6c, 4096));
-  }
-  void TearDown() override {
-    ASSERT_ACL_OK(aclrtDestroyStream(stream_));
-    AclTest::TearDown();
   }
   uint64_t queued() {
     uint64_t enqueued = 0, completed = 0;
@@ -34,7 +28,6 @@ class AclCmoTest : public AclTest {
     ASSERT_ACL_OK(aclrtMemcpy(out.data(), 4096, dev_, 4096, ACL_MEMCPY_DEVICE_TO_HOST));
     EXPECT_EQ(out, std::vector<unsigned char>(4096, 0x6c));
   }
-  aclrtStream stream_ = nullptr;
   void* dev_ = nullptr;
 };
 

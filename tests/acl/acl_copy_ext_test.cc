@@ -10,17 +10,8 @@
 namespace cohort::acltest {
 namespace {
 
-class AclCopyExtTest : public AclTest {
+class AclCopyExtTest : public AclDevice0StreamTest {
  protected:
-  void SetUp() override {
-    AclTest::SetUp();
-    ASSERT_ACL_OK(aclrtSetDevice(0));
-    ASSERT_ACL_OK(aclrtCreateStream(&stream_));
-  }
-  void TearDown() override {
-    ASSERT_ACL_OK(aclrtDestroyStream(stream_));
-    AclTest::TearDown();
-  }
   void* deviceBuffer(size_t bytes) {
     void* p = nullptr;
     EXPECT_EQ(aclrtMalloc(&p, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
@@ -32,7 +23,6 @@ class AclCopyExtTest : public AclTest {
     EXPECT_EQ(aclrtMemcpy(out.data(), bytes, dev, bytes, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
     return out;
   }
-  aclrtStream stream_ = nullptr;
   std::vector<void*> buffers_;  // freed by aclFinalize's device reset
 };
 

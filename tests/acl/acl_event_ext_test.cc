@@ -9,7 +9,7 @@
 namespace cohort::acltest {
 namespace {
 
-using AclEventExtTest = AclDeviceTest;
+using AclEventExtTest = AclDevice0StreamPairTest;
 
 TEST_F(AclEventExtTest, ExWithFlagTakesItsFlags) {
   const uint32_t good[] = {0,
@@ -39,76 +39,61 @@ TEST_F(AclEventExtTest, ExWithFlagTakesItsFlags) {
 }
 
 TEST_F(AclEventExtTest, RecordWithFlagAndWaitWithFlagOrderStreams) {
-  aclrtStream producer = nullptr, consumer = nullptr;
-  ASSERT_ACL_OK(aclrtCreateStream(&producer));
-  ASSERT_ACL_OK(aclrtCreateStream(&consumer));
   aclrtEvent event = nullptr;
   ASSERT_ACL_OK(aclrtCreateEventExWithFlag(&event, ACL_EVENT_SYNC));
   OrderLog log;
   Gate gate;
-  gate.hold(producer);
-  log.mark(producer, 1);
-  ASSERT_ACL_OK(aclrtRecordEventWithFlag(event, producer, ACL_EVENT_RECORD_DEFAULT));
-  ASSERT_ACL_OK(aclrtStreamWaitEventWithFlag(consumer, event, 5, ACL_EVENT_WAIT_DEFAULT));
-  log.mark(consumer, 2);
+  gate.hold(producer_);
+  log.mark(producer_, 1);
+  ASSERT_ACL_OK(aclrtRecordEventWithFlag(event, producer_, ACL_EVENT_RECORD_DEFAULT));
+  ASSERT_ACL_OK(aclrtStreamWaitEventWithFlag(consumer_, event, 5, ACL_EVENT_WAIT_DEFAULT));
+  log.mark(consumer_, 2);
   sleepMs(30);
   EXPECT_TRUE(log.marks().empty());  // the consumer waits for the held producer
   gate.open();
-  ASSERT_ACL_OK(aclrtSynchronizeStream(consumer));
+  ASSERT_ACL_OK(aclrtSynchronizeStream(consumer_));
   EXPECT_EQ(log.marks(), (std::vector<int>{1, 2}));
-  EXPECT_ACL_ERROR(aclrtRecordEventWithFlag(event, producer, ACL_EVENT_RECORD_EXTERNAL),
+  EXPECT_ACL_ERROR(aclrtRecordEventWithFlag(event, producer_, ACL_EVENT_RECORD_EXTERNAL),
                    ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "belongs to graph capture");
-  EXPECT_ACL_ERROR(aclrtRecordEventWithFlag(event, producer, 7), ACL_ERROR_INVALID_PARAM,
+  EXPECT_ACL_ERROR(aclrtRecordEventWithFlag(event, producer_, 7), ACL_ERROR_INVALID_PARAM,
                    "flag 7 is neither");
-  EXPECT_ACL_ERROR(aclrtStreamWaitEventWithFlag(consumer, event, 0, ACL_EVENT_WAIT_EXTERNAL),
+  EXPECT_ACL_ERROR(aclrtStreamWaitEventWithFlag(consumer_, event, 0, ACL_EVENT_WAIT_EXTERNAL),
                    ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "belongs to graph capture");
-  EXPECT_ACL_ERROR(aclrtStreamWaitEventWithFlag(consumer, event, 0, 9), ACL_ERROR_INVALID_PARAM,
+  EXPECT_ACL_ERROR(aclrtStreamWaitEventWithFlag(consumer_, event, 0, 9), ACL_ERROR_INVALID_PARAM,
                    "flag 9 is neither");
   ASSERT_ACL_OK(aclrtDestroyEvent(event));
-  ASSERT_ACL_OK(aclrtDestroyStream(producer));
-  ASSERT_ACL_OK(aclrtDestroyStream(consumer));
 }
 
 TEST_F(AclEventExtTest, WaitWithTimeoutFailsTheStreamWhenTheEventIsLate) {
-  aclrtStream producer = nullptr, consumer = nullptr;
-  ASSERT_ACL_OK(aclrtCreateStream(&producer));
-  ASSERT_ACL_OK(aclrtCreateStream(&consumer));
   aclrtEvent event = nullptr;
   ASSERT_ACL_OK(aclrtCreateEvent(&event));
   Gate gate;
-  gate.hold(producer);
-  ASSERT_ACL_OK(aclrtRecordEvent(event, producer));
-  ASSERT_ACL_OK(aclrtStreamWaitEventWithTimeout(consumer, event, 1));
+  gate.hold(producer_);
+  ASSERT_ACL_OK(aclrtRecordEvent(event, producer_));
+  ASSERT_ACL_OK(aclrtStreamWaitEventWithTimeout(consumer_, event, 1));
   OrderLog log;
-  log.mark(consumer, 1);
-  EXPECT_ACL_ERROR(aclrtSynchronizeStream(consumer), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+  log.mark(consumer_, 1);
+  EXPECT_ACL_ERROR(aclrtSynchronizeStream(consumer_), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
                    "did not complete within its timeout of 1000 ms");
   EXPECT_TRUE(log.marks().empty());
   gate.open();
-  ASSERT_ACL_OK(aclrtSynchronizeStream(producer));
-  EXPECT_ACL_ERROR(aclrtStreamWaitEventWithTimeout(consumer, event, -1), ACL_ERROR_INVALID_PARAM,
+  ASSERT_ACL_OK(aclrtSynchronizeStream(producer_));
+  EXPECT_ACL_ERROR(aclrtStreamWaitEventWithTimeout(consumer_, event, -1), ACL_ERROR_INVALID_PARAM,
                    "timeout -1 s is invalid");
-  EXPECT_ACL_ERROR(aclrtStreamWaitEventWithTimeout(consumer, nullptr, 1), ACL_ERROR_INVALID_PARAM,
+  EXPECT_ACL_ERROR(aclrtStreamWaitEventWithTimeout(consumer_, nullptr, 1), ACL_ERROR_INVALID_PARAM,
                    "event is null");
   ASSERT_ACL_OK(aclrtDestroyEvent(event));
-  ASSERT_ACL_OK(aclrtDestroyStream(producer));
-  ASSERT_ACL_OK(aclrtDestroyStream(consumer));
 }
 
 TEST_F(AclEventExtTest, TimedWaitPassesOnTheRecordingStreamsError) {
-  aclrtStream producer = nullptr, consumer = nullptr;
-  ASSERT_ACL_OK(aclrtCreateStream(&producer));
-  ASSERT_ACL_OK(aclrtCreateStream(&consumer));
   aclrtEvent event = nullptr;
   ASSERT_ACL_OK(aclrtCreateEvent(&event));
-  failStream(producer, ErrorCode::kTaskFailed);
-  ASSERT_ACL_OK(aclrtRecordEvent(event, producer));
-  ASSERT_ACL_OK(aclrtStreamWaitEventWithTimeout(consumer, event, 0));
-  EXPECT_ACL_ERROR(aclrtSynchronizeStream(consumer), ACL_ERROR_RT_AICPU_EXCEPTION,
+  failStream(producer_, ErrorCode::kTaskFailed);
+  ASSERT_ACL_OK(aclrtRecordEvent(event, producer_));
+  ASSERT_ACL_OK(aclrtStreamWaitEventWithTimeout(consumer_, event, 0));
+  EXPECT_ACL_ERROR(aclrtSynchronizeStream(consumer_), ACL_ERROR_RT_AICPU_EXCEPTION,
                    "which had failed");
   ASSERT_ACL_OK(aclrtDestroyEvent(event));
-  ASSERT_ACL_OK(aclrtDestroyStream(producer));
-  ASSERT_ACL_OK(aclrtDestroyStream(consumer));
 }
 
 TEST_F(AclEventExtTest, TimestampsAreMicrosecondsAndAgreeWithElapsedTime) {
@@ -182,9 +167,6 @@ TEST_F(AclEventExtTest, IdsAreDistinctAndAvailableEventsCountDown) {
 }
 
 TEST_F(AclEventExtTest, WaitStatusFollowsTheQueuedWaits) {
-  aclrtStream producer = nullptr, consumer = nullptr;
-  ASSERT_ACL_OK(aclrtCreateStream(&producer));
-  ASSERT_ACL_OK(aclrtCreateStream(&consumer));
   aclrtEvent event = nullptr;
   ASSERT_ACL_OK(aclrtCreateEvent(&event));
   aclrtEventWaitStatus status = ACL_EVENT_WAIT_STATUS_RESERVED;
@@ -192,26 +174,24 @@ TEST_F(AclEventExtTest, WaitStatusFollowsTheQueuedWaits) {
   EXPECT_EQ(status, ACL_EVENT_WAIT_STATUS_COMPLETE);  // nothing waits
   for (bool timed : {false, true}) {
     Gate gate;
-    gate.hold(producer);
-    ASSERT_ACL_OK(aclrtRecordEvent(event, producer));
+    gate.hold(producer_);
+    ASSERT_ACL_OK(aclrtRecordEvent(event, producer_));
     if (timed) {
-      ASSERT_ACL_OK(aclrtStreamWaitEventWithTimeout(consumer, event, 5));
+      ASSERT_ACL_OK(aclrtStreamWaitEventWithTimeout(consumer_, event, 5));
     } else {
-      ASSERT_ACL_OK(aclrtStreamWaitEvent(consumer, event));
+      ASSERT_ACL_OK(aclrtStreamWaitEvent(consumer_, event));
     }
     sleepMs(10);
     ASSERT_ACL_OK(aclrtQueryEventWaitStatus(event, &status));
     EXPECT_EQ(status, ACL_EVENT_WAIT_STATUS_NOT_READY) << "timed " << timed;
     gate.open();
-    ASSERT_ACL_OK(aclrtSynchronizeStream(consumer));
+    ASSERT_ACL_OK(aclrtSynchronizeStream(consumer_));
     ASSERT_ACL_OK(aclrtQueryEventWaitStatus(event, &status));
     EXPECT_EQ(status, ACL_EVENT_WAIT_STATUS_COMPLETE) << "timed " << timed;
   }
   EXPECT_ACL_ERROR(aclrtQueryEventWaitStatus(event, nullptr), ACL_ERROR_INVALID_PARAM,
                    "status is null");
   ASSERT_ACL_OK(aclrtDestroyEvent(event));
-  ASSERT_ACL_OK(aclrtDestroyStream(producer));
-  ASSERT_ACL_OK(aclrtDestroyStream(consumer));
 }
 
 TEST_F(AclEventExtTest, IpcEventOpenedInTheSameProcessSharesRecords) {

@@ -7,15 +7,7 @@
 namespace cohort::acltest {
 namespace {
 
-class AclEventTest : public AclTest {
- protected:
-  void SetUp() override {
-    AclTest::SetUp();
-    ASSERT_ACL_OK(aclrtSetDevice(0));
-    ASSERT_ACL_OK(aclrtCreateStream(&stream_));
-  }
-  aclrtStream stream_ = nullptr;
-};
+using AclEventTest = AclDevice0StreamTest;
 
 TEST_F(AclEventTest, CreateWithEveryDocumentedFlag) {
   const uint32_t flags[] = {0,
@@ -160,6 +152,7 @@ TEST_F(AclEventTest, DestroyedEventIsAnInvalidHandle) {
 
 TEST_F(AclEventTest, EventsNeedACurrentDevice) {
   ASSERT_ACL_OK(aclrtDestroyStream(stream_));
+  stream_ = nullptr;
   ASSERT_ACL_OK(aclrtResetDevice(0));
   aclrtEvent event = nullptr;
   EXPECT_ACL_ERROR(aclrtCreateEvent(&event), ACL_ERROR_RT_CONTEXT_NULL, "no current device");

@@ -11,7 +11,7 @@
 namespace cohort::acltest {
 namespace {
 
-using AclHostFuncTest = AclDeviceTest;
+using AclHostFuncTest = AclDevice0Test;
 
 struct Call {
   std::atomic<int> runs{0};

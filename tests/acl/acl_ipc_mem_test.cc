@@ -1,8 +1,6 @@
 // Device memory shared by key between processes: a second process (acl_ipc_mem_peer)
 // imports the key, sees the exporter's data and writes its own, which the exporter then
 // sees; a process not on the whitelist is refused; closed keys import no more.
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,9 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "acl_peer_util.h"
 #include "acl_test_util.h"
-
-extern char** environ;
 
 namespace cohort::acltest {
 namespace {
@@ -23,22 +20,11 @@ constexpr size_t kBytes = 1 << 20;
 class Peer {
  public:
   Peer(const std::string& key, size_t bytes, int seed) {
-    int in[2], out[2];
-    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) return;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     const std::string sizeArg = std::to_string(bytes), seedArg = std::to_string(seed);
     char* argv[] = {const_cast<char*>(COHORT_IPC_MEM_PEER), const_cast<char*>(key.c_str()),
                     const_cast<char*>(sizeArg.c_str()), const_cast<char*>(seedArg.c_str()),
                     nullptr};
-    if (posix_spawn(&pid_, COHORT_IPC_MEM_PEER, &fa, nullptr, argv, environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-    close(in[0]);
-    close(out[1]);
-    toChild_ = in[1];
-    fromChild_ = out[0];
+    pid_ = spawnWithPipes(argv, &toChild_, &fromChild_);
   }
   ~Peer() {
     if (toChild_ >= 0) close(toChild_);

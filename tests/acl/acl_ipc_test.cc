@@ -62,7 +62,7 @@ struct SharedWords {
   runtime::MemHandle handle{};
 };
 
-using AclIpcTest = AclDeviceTest;
+using AclIpcTest = AclDevice0Test;
 
 TEST_F(AclIpcTest, EventRecordedHereReleasesTheOtherProcessAndBack) {
   SharedWords shared;

@@ -9,7 +9,7 @@
 namespace cohort::acltest {
 namespace {
 
-using AclLabelTest = AclDeviceTest;
+using AclLabelTest = AclDevice0Test;
 
 TEST_F(AclLabelTest, LabelsAndListsAreMadeAndCheckedButNotJumpedTo) {
   aclrtLabel labels[3] = {};
@@ -52,10 +52,10 @@ TEST_F(AclLabelTest, LabelsAndListsAreMadeAndCheckedButNotJumpedTo) {
   ASSERT_ACL_OK(aclrtDestroyStream(stream));
 }
 
-class AclValueTest : public AclDeviceTest {
+class AclValueTest : public AclDevice0Test {
  protected:
   void SetUp() override {
-    AclDeviceTest::SetUp();
+    AclDevice0Test::SetUp();
     ASSERT_ACL_OK(aclrtMalloc(&word_, 64, ACL_MEM_MALLOC_HUGE_FIRST));
     ASSERT_ACL_OK(aclrtMemset(word_, 64, 0, 64));
     ASSERT_ACL_OK(aclrtCreateStream(&a_));

@@ -53,12 +53,10 @@ inline bool allBytes(const char* p, size_t n, char value) {
   return true;
 }
 
-class AclMemPoolTest : public AclTest {
+class AclMemPoolTest : public AclDevice0StreamTest {
  protected:
   void SetUp() override {
-    AclTest::SetUp();
-    ASSERT_ACL_OK(aclrtSetDevice(0));
-    ASSERT_ACL_OK(aclrtCreateStream(&stream_));
+    AclDevice0StreamTest::SetUp();
     const aclrtMemPoolProps props = poolProps(0, 32 * kMiB);
     ASSERT_ACL_OK(aclrtMemPoolCreate(&pool_, &props));
   }
@@ -66,10 +64,7 @@ class AclMemPoolTest : public AclTest {
     if (pool_ != nullptr) {
       EXPECT_EQ(aclrtMemPoolDestroy(pool_), ACL_SUCCESS);
     }
-    if (stream_ != nullptr) {
-      EXPECT_EQ(aclrtDestroyStream(stream_), ACL_SUCCESS);
-    }
-    AclTest::TearDown();
+    AclDevice0StreamTest::TearDown();
   }
   void* allocate(size_t size, aclrtStream stream) {
     void* p = nullptr;
@@ -84,7 +79,6 @@ class AclMemPoolTest : public AclTest {
     return static_cast<char*>(p);
   }
 
-  aclrtStream stream_ = nullptr;
   aclrtMemPool pool_ = nullptr;
 };
 

@@ -11,33 +11,28 @@
 namespace cohort::acltest {
 namespace {
 
-using AclNotifyTest = AclDeviceTest;
+using AclNotifyTest = AclDevice0StreamPairTest;
 
 TEST_F(AclNotifyTest, RecordReleasesAWaitOnAnotherStreamAndTheWaitResets) {
-  aclrtStream producer = nullptr, consumer = nullptr;
-  ASSERT_ACL_OK(aclrtCreateStream(&producer));
-  ASSERT_ACL_OK(aclrtCreateStream(&consumer));
   aclrtNotify notify = nullptr;
   ASSERT_ACL_OK(aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
   OrderLog log;
-  ASSERT_ACL_OK(aclrtWaitAndResetNotify(notify, consumer, 5));
-  log.mark(consumer, 2);
+  ASSERT_ACL_OK(aclrtWaitAndResetNotify(notify, consumer_, 5));
+  log.mark(consumer_, 2);
   Gate gate;
-  gate.hold(producer);
-  log.mark(producer, 1);
-  ASSERT_ACL_OK(aclrtRecordNotify(notify, producer));
+  gate.hold(producer_);
+  log.mark(producer_, 1);
+  ASSERT_ACL_OK(aclrtRecordNotify(notify, producer_));
   sleepMs(30);
   EXPECT_TRUE(log.marks().empty());  // the consumer waits for the record
   gate.open();
-  ASSERT_ACL_OK(aclrtSynchronizeStream(consumer));
+  ASSERT_ACL_OK(aclrtSynchronizeStream(consumer_));
   EXPECT_EQ(log.marks(), (std::vector<int>{1, 2}));
   // The wait lowered it: another wait needs another record (COHORT_EXEC_TIMEOUT is 1 s).
-  ASSERT_ACL_OK(aclrtWaitAndResetNotify(notify, consumer, 0));
-  EXPECT_ACL_ERROR(aclrtSynchronizeStream(consumer), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+  ASSERT_ACL_OK(aclrtWaitAndResetNotify(notify, consumer_, 0));
+  EXPECT_ACL_ERROR(aclrtSynchronizeStream(consumer_), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
                    "did not complete within the task wait timeout (1000 ms");
   ASSERT_ACL_OK(aclrtDestroyNotify(notify));
-  ASSERT_ACL_OK(aclrtDestroyStream(producer));
-  ASSERT_ACL_OK(aclrtDestroyStream(consumer));
 }
 
 TEST_F(AclNotifyTest, RecordBeforeWaitAndBatchReset) {
@@ -88,6 +83,7 @@ TEST_F(AclNotifyTest, BadArgumentsAndDeadHandles) {
   EXPECT_ACL_ERROR(aclrtGetNotifyId(notify, &id), ACL_ERROR_RT_INVALID_HANDLE,
                    "is not a live notify");
   ASSERT_ACL_OK(aclrtResetDevice(0));
+  producer_ = consumer_ = nullptr;  // the reset destroyed them
   EXPECT_ACL_ERROR(aclrtCreateNotify(&notify, 0), ACL_ERROR_RT_CONTEXT_NULL, "no current device");
 }
 
@@ -166,7 +162,7 @@ TEST_F(AclNotifyTest, DisabledValidationAdmitsAnyProcess) {
   ASSERT_ACL_OK(aclrtDestroyStream(stream));
 }
 
-using AclCntNotifyTest = AclDeviceTest;
+using AclCntNotifyTest = AclDevice0StreamPairTest;
 
 // Records `mode value` on one stream, then a wait that must pass on the next.
 void recordThenWait(aclrtCntNotify n, aclrtStream stream, aclrtCntNotifyRecordMode mode,
@@ -207,33 +203,30 @@ TEST_F(AclCntNotifyTest, RecordModesChangeTheCountThatWaitsTest) {
 }
 
 TEST_F(AclCntNotifyTest, WaitOnAnotherStreamClearsAndResetZeroes) {
-  aclrtStream producer = nullptr, consumer = nullptr;
-  ASSERT_ACL_OK(aclrtCreateStream(&producer));
-  ASSERT_ACL_OK(aclrtCreateStream(&consumer));
   aclrtCntNotify n = nullptr;
   ASSERT_ACL_OK(aclrtCntNotifyCreate(&n, 0));
   OrderLog log;
   // Three producers' worth of adds: the consumer waits for all three, then clears.
   aclrtCntNotifyWaitInfo wait = {ACL_RT_CNT_NOTIFY_WAIT_BIGGER_OR_EQUAL_MODE, 3, 0, 1, {0, 0, 0}};
-  ASSERT_ACL_OK(aclrtCntNotifyWaitWithTimeout(n, consumer, &wait));
-  log.mark(consumer, 100);
+  ASSERT_ACL_OK(aclrtCntNotifyWaitWithTimeout(n, consumer_, &wait));
+  log.mark(consumer_, 100);
   aclrtCntNotifyRecordInfo add = {ACL_RT_CNT_NOTIFY_RECORD_ADD_MODE, 1};
   for (int i = 0; i < 3; ++i) {
-    log.mark(producer, i);
-    ASSERT_ACL_OK(aclrtCntNotifyRecord(n, producer, &add));
+    log.mark(producer_, i);
+    ASSERT_ACL_OK(aclrtCntNotifyRecord(n, producer_, &add));
   }
-  ASSERT_ACL_OK(aclrtSynchronizeStream(consumer));
+  ASSERT_ACL_OK(aclrtSynchronizeStream(consumer_));
   EXPECT_EQ(log.marks(), (std::vector<int>{0, 1, 2, 100}));
   // Cleared: count 0 satisfies LESS 1.
   aclrtCntNotifyWaitInfo zero = {ACL_RT_CNT_NOTIFY_WAIT_LESS_MODE, 1, 1, 0, {0, 0, 0}};
-  ASSERT_ACL_OK(aclrtCntNotifyWaitWithTimeout(n, consumer, &zero));
-  ASSERT_ACL_OK(aclrtSynchronizeStream(consumer));
+  ASSERT_ACL_OK(aclrtCntNotifyWaitWithTimeout(n, consumer_, &zero));
+  ASSERT_ACL_OK(aclrtSynchronizeStream(consumer_));
   // Reset in stream order.
   aclrtCntNotifyRecordInfo set = {ACL_RT_CNT_NOTIFY_RECORD_SET_VALUE_MODE, 42};
-  ASSERT_ACL_OK(aclrtCntNotifyRecord(n, producer, &set));
-  ASSERT_ACL_OK(aclrtCntNotifyReset(n, producer));
-  ASSERT_ACL_OK(aclrtCntNotifyWaitWithTimeout(n, producer, &zero));
-  ASSERT_ACL_OK(aclrtSynchronizeStream(producer));
+  ASSERT_ACL_OK(aclrtCntNotifyRecord(n, producer_, &set));
+  ASSERT_ACL_OK(aclrtCntNotifyReset(n, producer_));
+  ASSERT_ACL_OK(aclrtCntNotifyWaitWithTimeout(n, producer_, &zero));
+  ASSERT_ACL_OK(aclrtSynchronizeStream(producer_));
   uint32_t id = 99;
   ASSERT_ACL_OK(aclrtCntNotifyGetId(n, &id));
   aclrtCntNotify other = nullptr;
@@ -243,8 +236,6 @@ TEST_F(AclCntNotifyTest, WaitOnAnotherStreamClearsAndResetZeroes) {
   EXPECT_NE(id, otherId);
   ASSERT_ACL_OK(aclrtCntNotifyDestroy(other));
   ASSERT_ACL_OK(aclrtCntNotifyDestroy(n));
-  ASSERT_ACL_OK(aclrtDestroyStream(producer));
-  ASSERT_ACL_OK(aclrtDestroyStream(consumer));
 }
 
 TEST_F(AclCntNotifyTest, BadArgumentsAndDeadHandles) {

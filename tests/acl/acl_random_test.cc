@@ -12,11 +12,10 @@
 namespace cohort::acltest {
 namespace {
 
-class AclRandomTest : public AclDeviceTest {
+class AclRandomTest : public AclDevice0StreamTest {
  protected:
   void SetUp() override {
-    AclDeviceTest::SetUp();
-    ASSERT_ACL_OK(aclrtCreateStream(&stream_));
+    AclDevice0StreamTest::SetUp();
     ASSERT_ACL_OK(aclrtMalloc(&counter_, 16, ACL_MEM_MALLOC_HUGE_FIRST));
     ASSERT_ACL_OK(aclrtMalloc(&out_, kOutBytes, ACL_MEM_MALLOC_HUGE_FIRST));
     setCounter({0, 0, 0, 0});
@@ -24,8 +23,7 @@ class AclRandomTest : public AclDeviceTest {
   void TearDown() override {
     EXPECT_EQ(aclrtFree(counter_), ACL_SUCCESS);
     EXPECT_EQ(aclrtFree(out_), ACL_SUCCESS);
-    EXPECT_EQ(aclrtDestroyStream(stream_), ACL_SUCCESS);
-    AclDeviceTest::TearDown();
+    AclDevice0StreamTest::TearDown();
   }
   void setCounter(std::vector<uint32_t> words) {
     ASSERT_ACL_OK(aclrtMemcpy(counter_, 16, words.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE));
@@ -66,7 +64,6 @@ class AclRandomTest : public AclDeviceTest {
     ASSERT_ACL_OK(aclrtSynchronizeStream(stream_));
   }
   static constexpr size_t kOutBytes = 1 << 20;
-  aclrtStream stream_ = nullptr;
   void* counter_ = nullptr;
   void* out_ = nullptr;
 };

@@ -11,7 +11,7 @@
 namespace cohort::acltest {
 namespace {
 
-using AclStreamExtTest = AclDeviceTest;
+using AclStreamExtTest = AclDevice0Test;
 
 TEST_F(AclStreamExtTest, ConfigHandleSetsFlagsAndPriorityOfStreamV2) {
   aclrtStreamConfigHandle* handle = aclrtCreateStreamConfigHandle();
@@ -267,14 +267,20 @@ TEST_F(AclStreamExtTest, AbortDropsQueuedTasksAndKeepsTheStream) {
   ASSERT_ACL_OK(aclrtDestroyStream(other));
 }
 
+// Queues on `stream` a wait for *word, a new device word of 0 the caller frees, to be 1:
+// nothing writes it, so the stream holds what follows until it is aborted or destroyed.
+void holdWithValueWait(aclrtStream stream, void** word) {
+  ASSERT_ACL_OK(aclrtMalloc(word, 8, ACL_MEM_MALLOC_HUGE_FIRST));
+  ASSERT_ACL_OK(aclrtMemset(*word, 8, 0, 8));
+  ASSERT_ACL_OK(aclrtValueWait(*word, 1, ACL_STREAM_WAIT_VALUE_EQ, stream));
+}
+
 TEST_F(AclStreamExtTest, AbortEndsARunningWait) {
   aclrtStream stream = nullptr;
   ASSERT_ACL_OK(aclrtCreateStream(&stream));
   void* word = nullptr;
-  ASSERT_ACL_OK(aclrtMalloc(&word, 8, ACL_MEM_MALLOC_HUGE_FIRST));
-  ASSERT_ACL_OK(aclrtMemset(word, 8, 0, 8));
+  ASSERT_NO_FATAL_FAILURE(holdWithValueWait(stream, &word));
   OrderLog log;
-  ASSERT_ACL_OK(aclrtValueWait(word, 1, ACL_STREAM_WAIT_VALUE_EQ, stream));  // never holds
   log.mark(stream, 1);
   sleepMs(20);
   const auto start = std::chrono::steady_clock::now();
@@ -290,10 +296,8 @@ TEST_F(AclStreamExtTest, DestroyForceDoesNotRunWhatIsQueued) {
   aclrtStream stream = nullptr;
   ASSERT_ACL_OK(aclrtCreateStream(&stream));
   void* word = nullptr;
-  ASSERT_ACL_OK(aclrtMalloc(&word, 8, ACL_MEM_MALLOC_HUGE_FIRST));
-  ASSERT_ACL_OK(aclrtMemset(word, 8, 0, 8));
+  ASSERT_NO_FATAL_FAILURE(holdWithValueWait(stream, &word));
   OrderLog log;
-  ASSERT_ACL_OK(aclrtValueWait(word, 1, ACL_STREAM_WAIT_VALUE_EQ, stream));  // never holds
   for (int i = 0; i < 5; ++i) log.mark(stream, i);
   ASSERT_ACL_OK(aclrtDestroyStreamForce(stream));
   EXPECT_TRUE(log.marks().empty());
@@ -310,10 +314,8 @@ TEST_F(AclStreamExtTest, StopHoldsTheQueueUntilAbort) {
   aclrtStream stream = nullptr;
   ASSERT_ACL_OK(aclrtCreateStream(&stream));
   void* word = nullptr;
-  ASSERT_ACL_OK(aclrtMalloc(&word, 8, ACL_MEM_MALLOC_HUGE_FIRST));
-  ASSERT_ACL_OK(aclrtMemset(word, 8, 0, 8));
+  ASSERT_NO_FATAL_FAILURE(holdWithValueWait(stream, &word));
   OrderLog log;
-  ASSERT_ACL_OK(aclrtValueWait(word, 1, ACL_STREAM_WAIT_VALUE_EQ, stream));
   log.mark(stream, 1);
   sleepMs(20);
   ASSERT_ACL_OK(aclrtStreamStop(stream));

@@ -1,6 +1,5 @@
 // Helpers for the tests of the stream family (streams, events, notifies, values, host
-// functions, built-in tasks): a log of the order kernels ran in, and a fixture with a
-// current device.
+// functions, built-in tasks): a log of the order kernels ran in, and a short sleep.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -34,15 +33,6 @@ class OrderLog {
  private:
   std::mutex mu_;
   std::vector<int> marks_;
-};
-
-/// aclInit, then device 0 current for the test's thread.
-class AclDeviceTest : public AclTest {
- protected:
-  void SetUp() override {
-    AclTest::SetUp();
-    ASSERT_ACL_OK(aclrtSetDevice(0));
-  }
 };
 
 inline void sleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }

@@ -34,16 +34,11 @@ uint16_t bf16Of(float f) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
-class AclReduceTest : public AclDeviceTest {
+class AclReduceTest : public AclDevice0StreamTest {
  protected:
-  void SetUp() override {
-    AclDeviceTest::SetUp();
-    ASSERT_ACL_OK(aclrtCreateStream(&stream_));
-  }
   void TearDown() override {
     for (void* p : buffers_) EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
-    EXPECT_EQ(aclrtDestroyStream(stream_), ACL_SUCCESS);
-    AclDeviceTest::TearDown();
+    AclDevice0StreamTest::TearDown();
   }
   template <typename T>
   void* upload(const std::vector<T>& host) {
@@ -81,7 +76,6 @@ class AclReduceTest : public AclDeviceTest {
   }
 
  protected:
-  aclrtStream stream_ = nullptr;
   std::vector<void*> buffers_;
 };
 
@@ -248,7 +242,7 @@ TEST_F(AclReduceTest, ArgumentsAreChecked) {
   ASSERT_ACL_OK(aclrtFree(other));
 }
 
-using AclProfTraceTest = AclDeviceTest;
+using AclProfTraceTest = AclDevice0Test;
 
 TEST_F(AclProfTraceTest, MarkerLandsOnTheStreamsTrackOfARunningSession) {
   char dirTemplate[] = "/tmp/acl-prof-trace-XXXXXX";

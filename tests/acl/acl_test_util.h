@@ -1,6 +1,7 @@
 // Helpers for the ACL API tests: error assertions that also check the message
-// aclGetRecentErrMsg reports, a fixture that brackets each test with
-// aclInit/aclFinalize, and a gate that holds a stream until the test opens it.
+// aclGetRecentErrMsg reports, fixtures that bracket each test with aclInit/aclFinalize
+// (with device 0 current, and streams of it), and a gate that holds a stream until the
+// test opens it.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "acl/acl.h"
 #include "cohort/runtime.h"
@@ -52,6 +54,71 @@ class AclTest : public ::testing::Test {
   void TearDown() override { ASSERT_ACL_OK(aclFinalize()); }
 };
 
+/// AclTest, then device 0 current for the test's thread.
+class AclDevice0Test : public AclTest {
+ protected:
+  void SetUp() override {
+    AclTest::SetUp();
+    ASSERT_ACL_OK(aclrtSetDevice(0));
+  }
+};
+
+/// AclDevice0Test with a stream of device 0, stream_, destroyed after the test (a test
+/// that destroys it, or has it destroyed, sets stream_ to null).
+class AclDevice0StreamTest : public AclDevice0Test {
+ protected:
+  void SetUp() override {
+    AclDevice0Test::SetUp();
+    ASSERT_ACL_OK(aclrtCreateStream(&stream_));
+  }
+  void TearDown() override {
+    if (stream_ != nullptr) {
+      EXPECT_EQ(aclrtDestroyStream(stream_), ACL_SUCCESS);
+    }
+    AclDevice0Test::TearDown();
+  }
+
+  aclrtStream stream_ = nullptr;
+};
+
+/// AclDevice0Test with two streams of device 0, destroyed after the test: for one
+/// stream (producer_) to signal what the other (consumer_) waits for.
+class AclDevice0StreamPairTest : public AclDevice0Test {
+ protected:
+  void SetUp() override {
+    AclDevice0Test::SetUp();
+    ASSERT_ACL_OK(aclrtCreateStream(&producer_));
+    ASSERT_ACL_OK(aclrtCreateStream(&consumer_));
+  }
+  void TearDown() override {
+    if (producer_ != nullptr) {
+      EXPECT_EQ(aclrtDestroyStream(producer_), ACL_SUCCESS);
+    }
+    if (consumer_ != nullptr) {
+      EXPECT_EQ(aclrtDestroyStream(consumer_), ACL_SUCCESS);
+    }
+    AclDevice0Test::TearDown();
+  }
+
+  aclrtStream producer_ = nullptr;
+  aclrtStream consumer_ = nullptr;
+};
+
+/// AclDevice0Test with the properties of a plain physical allocation of device 0
+/// (prop_) and their minimum granularity (gran_): for the virtual-memory tests.
+class AclDevice0VmmTest : public AclDevice0Test {
+ protected:
+  void SetUp() override {
+    AclDevice0Test::SetUp();
+    ASSERT_ACL_OK(aclrtMemGetAllocationGranularity(&prop_, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM,
+                                                   &gran_));
+  }
+
+  aclrtPhysicalMemProp prop_ = {ACL_MEM_HANDLE_TYPE_NONE, ACL_MEM_ALLOCATION_TYPE_PINNED,
+                                ACL_HBM_MEM_HUGE, {0, ACL_MEM_LOCATION_TYPE_DEVICE}, 0};
+  size_t gran_ = 0;
+};
+
 /// Holds a stream (a kernel that waits) until open() is called or the gate is
 /// destroyed. Thread-safe.
 class Gate {
@@ -70,6 +137,24 @@ class Gate {
  private:
   std::shared_ptr<std::atomic<bool>> open_ = std::make_shared<std::atomic<bool>>(false);
 };
+
+/// Byte i of the device memory [p, p + n) becomes (seed + i) % 256.
+inline void fillPattern(void* p, size_t n, int seed) {
+  std::vector<unsigned char> data(n);
+  for (size_t i = 0; i < n; ++i) data[i] = static_cast<unsigned char>(seed + i);
+  ASSERT_ACL_OK(aclrtMemcpy(p, n, data.data(), n, ACL_MEMCPY_HOST_TO_DEVICE));
+}
+
+/// Whether the device memory [p, p + n) holds fillPattern's bytes for `seed` (false
+/// when it cannot be read).
+inline bool holdsPattern(const void* p, size_t n, int seed) {
+  std::vector<unsigned char> data(n);
+  if (aclrtMemcpy(data.data(), n, p, n, ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (data[i] != static_cast<unsigned char>(seed + i)) return false;
+  }
+  return true;
+}
 
 /// Makes the stream's next task fail with `code`.
 inline void failStream(aclrtStream stream, ErrorCode code) {

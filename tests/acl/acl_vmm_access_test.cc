@@ -24,41 +24,22 @@ static_assert(ACL_RT_MEM_ACCESS_FLAGS_READWRITE == 3 && ACL_MEM_SHARE_HANDLE_TYP
                   ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION == 1,
               "values");
 
-class AclVmmAccessTest : public AclTest {
+class AclVmmAccessTest : public AclDevice0VmmTest {
  protected:
   void SetUp() override {
-    AclTest::SetUp();
-    ASSERT_ACL_OK(aclrtSetDevice(0));
-    ASSERT_ACL_OK(aclrtMemGetAllocationGranularity(&prop_, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM,
-                                                   &gran_));
+    AclDevice0VmmTest::SetUp();
     ASSERT_ACL_OK(aclrtReserveMemAddress(&va_, 4 * gran_, 0, nullptr, 0));
     base_ = static_cast<char*>(va_);
   }
   void TearDown() override {
     EXPECT_EQ(aclrtReleaseMemAddress(va_), ACL_SUCCESS);
-    AclTest::TearDown();
+    AclDevice0VmmTest::TearDown();
   }
   size_t freeMemory() {
     size_t freeBytes = 0, total = 0;
     EXPECT_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &freeBytes, &total), ACL_SUCCESS);
     return freeBytes;
   }
-  void fill(void* p, size_t n, int seed) {
-    std::vector<unsigned char> data(n);
-    for (size_t i = 0; i < n; ++i) data[i] = static_cast<unsigned char>(seed + i);
-    ASSERT_ACL_OK(aclrtMemcpy(p, n, data.data(), n, ACL_MEMCPY_HOST_TO_DEVICE));
-  }
-  bool holds(const void* p, size_t n, int seed) {
-    std::vector<unsigned char> data(n);
-    if (aclrtMemcpy(data.data(), n, p, n, ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS) return false;
-    for (size_t i = 0; i < n; ++i) {
-      if (data[i] != static_cast<unsigned char>(seed + i)) return false;
-    }
-    return true;
-  }
-  aclrtPhysicalMemProp prop_ = {ACL_MEM_HANDLE_TYPE_NONE, ACL_MEM_ALLOCATION_TYPE_PINNED,
-                                ACL_HBM_MEM_HUGE, {0, ACL_MEM_LOCATION_TYPE_DEVICE}, 0};
-  size_t gran_ = 0;
   void* va_ = nullptr;
   char* base_ = nullptr;
 };
@@ -93,8 +74,8 @@ TEST_F(AclVmmAccessTest, FreeingAMappedAllocationWaitsForItsUnmap) {
   ASSERT_ACL_OK(aclrtMallocPhysical(&h, gran_, &prop_, 0));
   ASSERT_ACL_OK(aclrtMapMem(base_, gran_, 0, h, 0));
   ASSERT_ACL_OK(aclrtMapMem(base_ + 2 * gran_, gran_, 0, h, 0));  // twice: the same pages
-  fill(base_, 4096, 5);
-  EXPECT_TRUE(holds(base_ + 2 * gran_, 4096, 5));
+  fillPattern(base_, 4096, 5);
+  EXPECT_TRUE(holdsPattern(base_ + 2 * gran_, 4096, 5));
   ASSERT_ACL_OK(aclrtFreePhysical(h));
   aclrtPhysicalMemProp p{};
   EXPECT_ACL_ERROR(aclrtMemGetAllocationPropertiesFromHandle(h, &p), ACL_ERROR_RT_INVALID_HANDLE,
@@ -104,7 +85,7 @@ TEST_F(AclVmmAccessTest, FreeingAMappedAllocationWaitsForItsUnmap) {
   EXPECT_ACL_ERROR(aclrtFreePhysical(h), ACL_ERROR_RT_INVALID_HANDLE, "not a live");
   EXPECT_EQ(freeMemory(), free0 - gran_);
   ASSERT_ACL_OK(aclrtUnmapMem(base_));
-  EXPECT_TRUE(holds(base_ + 2 * gran_, 4096, 5));
+  EXPECT_TRUE(holdsPattern(base_ + 2 * gran_, 4096, 5));
   EXPECT_EQ(freeMemory(), free0 - gran_);
   ASSERT_ACL_OK(aclrtUnmapMem(base_ + 2 * gran_));
   EXPECT_EQ(freeMemory(), free0);
@@ -216,7 +197,7 @@ TEST_F(AclVmmAccessTest, AccessIsThePagesProtection) {
   ASSERT_ACL_OK(aclrtMapMem(base_, gran_, 0, h, 0));  // read-write
   char* closed = base_ + 2 * gran_;
   ASSERT_ACL_OK(aclrtMemMapNoAccess(closed, gran_, 0, h, 0));  // the same pages
-  fill(base_, 4096, 17);
+  fillPattern(base_, 4096, 17);
   const aclrtMemLocation dev0 = {0, ACL_MEM_LOCATION_TYPE_DEVICE};
   aclrtMemLocation where = dev0;
   uint64_t flag = 99;
@@ -245,7 +226,7 @@ TEST_F(AclVmmAccessTest, AccessIsThePagesProtection) {
   EXPECT_EQ(flag, static_cast<uint64_t>(ACL_RT_MEM_ACCESS_FLAGS_READ));
   EXPECT_TRUE(readable(closed));
   EXPECT_FALSE(writable(closed));
-  EXPECT_TRUE(holds(closed, 4096, 17));
+  EXPECT_TRUE(holdsPattern(closed, 4096, 17));
   EXPECT_ACL_ERROR(aclrtMemcpy(closed, 4096, host.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE),
                    ACL_ERROR_RT_PARAM_INVALID, "read-only");
   // Read-write for one device and read for another: the widest wins (one address space).
@@ -257,8 +238,8 @@ TEST_F(AclVmmAccessTest, AccessIsThePagesProtection) {
   ASSERT_ACL_OK(aclrtMemGetAccess(closed, &where, &flag));
   EXPECT_EQ(flag, static_cast<uint64_t>(ACL_RT_MEM_ACCESS_FLAGS_READWRITE));
   EXPECT_TRUE(writable(closed));
-  fill(closed, 4096, 29);
-  EXPECT_TRUE(holds(base_, 4096, 29));
+  fillPattern(closed, 4096, 29);
+  EXPECT_TRUE(holdsPattern(base_, 4096, 29));
   // And back to nothing.
   aclrtMemAccessDesc none = {ACL_RT_MEM_ACCESS_FLAGS_NONE, dev0, {0}};
   ASSERT_ACL_OK(aclrtMemSetAccess(closed, gran_, &none, 1));
@@ -339,10 +320,10 @@ TEST_F(AclVmmAccessTest, SelectedLinkMapsTheSameMemory) {
   EXPECT_ACL_ERROR(aclrtMemMapSelectedLink(d, 2 * gran_ + gran_, base_, ACL_RT_MEM_LINK_IDX_1),
                    ACL_ERROR_RT_PARAM_INVALID, "at least");
   ASSERT_ACL_OK(aclrtMemMapSelectedLink(d, 2 * gran_, base_, ACL_RT_MEM_LINK_IDX_1));
-  fill(base_ + gran_ - 2048, 4096, 77);  // across the seam of the source
-  EXPECT_TRUE(holds(d + gran_ - 2048, 4096, 77));
-  fill(d + 8, 64, 3);
-  EXPECT_TRUE(holds(base_ + 8, 64, 3));
+  fillPattern(base_ + gran_ - 2048, 4096, 77);  // across the seam of the source
+  EXPECT_TRUE(holdsPattern(d + gran_ - 2048, 4096, 77));
+  fillPattern(d + 8, 64, 3);
+  EXPECT_TRUE(holdsPattern(base_ + 8, 64, 3));
   aclrtDrvMemHandle r = nullptr;
   ASSERT_ACL_OK(aclrtMemRetainAllocationHandle(d + gran_, &r));
   EXPECT_EQ(r, b);
@@ -388,8 +369,8 @@ TEST_F(AclVmmAccessTest, ReservationsStartWhereAsked) {
   aclrtDrvMemHandle h = nullptr;
   ASSERT_ACL_OK(aclrtMallocPhysical(&h, gran_, &prop_, 0));
   ASSERT_ACL_OK(aclrtMapMem(at + kGiB, gran_, 0, h, 0));  // an ordinary reservation
-  fill(at + kGiB, 256, 9);
-  EXPECT_TRUE(holds(at + kGiB, 256, 9));
+  fillPattern(at + kGiB, 256, 9);
+  EXPECT_TRUE(holdsPattern(at + kGiB, 256, 9));
   ASSERT_ACL_OK(aclrtUnmapMem(at + kGiB));
   ASSERT_ACL_OK(aclrtFreePhysical(h));
   ASSERT_ACL_OK(aclrtReleaseMemAddress(at + kGiB));

@@ -3,8 +3,6 @@
 // the other reads; the whitelist is enforced; the memory outlives the exporter's free
 // while an importer (even one that died without freeing) holds it, and then returns to
 // the exporter's device.
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,9 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "acl_peer_util.h"
 #include "acl_test_util.h"
-
-extern char** environ;
 
 namespace cohort::acltest {
 namespace {
@@ -26,19 +23,12 @@ constexpr size_t kHalf = 1 << 20;
 class Peer {
  public:
   Peer() {
-    int in[2], out[2];
-    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) return;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     char* argv[] = {const_cast<char*>(COHORT_VMM_SHARE_PEER), nullptr};
-    if (posix_spawn(&pid_, COHORT_VMM_SHARE_PEER, &fa, nullptr, argv, environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-    close(in[0]);
-    close(out[1]);
-    toChild_ = fdopen(in[1], "w");
-    fromChild_ = fdopen(out[0], "r");
+    int toChild = -1, fromChild = -1;
+    pid_ = spawnWithPipes(argv, &toChild, &fromChild);
+    if (toChild < 0) return;
+    toChild_ = fdopen(toChild, "w");
+    fromChild_ = fdopen(fromChild, "r");
   }
   ~Peer() { finish(); }
   pid_t pid() const { return pid_; }
@@ -75,13 +65,10 @@ class Peer {
 
 std::string num(uint64_t v) { return std::to_string(v); }
 
-class AclVmmShareTest : public AclTest {
+class AclVmmShareTest : public AclDevice0VmmTest {
  protected:
   void SetUp() override {
-    AclTest::SetUp();
-    ASSERT_ACL_OK(aclrtSetDevice(0));
-    ASSERT_ACL_OK(aclrtMemGetAllocationGranularity(&prop_, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM,
-                                                   &gran_));
+    AclDevice0VmmTest::SetUp();
     ASSERT_ACL_OK(aclrtGetMemInfo(ACL_HBM_MEM, &free0_, &total_));
   }
   // A physical allocation of device 0 mapped at va_, its first half (seed + i) % 256.
@@ -123,9 +110,7 @@ class AclVmmShareTest : public AclTest {
     EXPECT_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &freeBytes, &total), ACL_SUCCESS);
     return freeBytes;
   }
-  aclrtPhysicalMemProp prop_ = {ACL_MEM_HANDLE_TYPE_NONE, ACL_MEM_ALLOCATION_TYPE_PINNED,
-                                ACL_HBM_MEM_HUGE, {0, ACL_MEM_LOCATION_TYPE_DEVICE}, 0};
-  size_t gran_ = 0, free0_ = 0, total_ = 0;
+  size_t free0_ = 0, total_ = 0;
   aclrtDrvMemHandle handle_ = nullptr;
   void* va_ = nullptr;
 };

@@ -8,18 +8,7 @@
 namespace cohort::acltest {
 namespace {
 
-class AclVmmTest : public AclTest {
- protected:
-  void SetUp() override {
-    AclTest::SetUp();
-    ASSERT_ACL_OK(aclrtSetDevice(0));
-    ASSERT_ACL_OK(aclrtMemGetAllocationGranularity(&prop_, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM,
-                                                   &gran_));
-  }
-  aclrtPhysicalMemProp prop_ = {ACL_MEM_HANDLE_TYPE_NONE, ACL_MEM_ALLOCATION_TYPE_PINNED,
-                                ACL_HBM_MEM_HUGE, {0, ACL_MEM_LOCATION_TYPE_DEVICE}, 0};
-  size_t gran_ = 0;
-};
+using AclVmmTest = AclDevice0VmmTest;
 
 // Two physical allocations mapped back to back in the opposite order of their creation
 // form one range of device memory: a copy across the seam lands in both, and each
