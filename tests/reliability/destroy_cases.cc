@@ -1,6 +1,8 @@
 #include "reliability/destroy_cases.h"
 
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "collective/datatype.h"
 
@@ -45,6 +47,13 @@ std::vector<DestroyCase> destroyCases(int ranks, const std::vector<std::size_t>&
   return cases;
 }
 
+void keepUntilExit(std::unique_ptr<Communicator> comm) {
+  static auto* kept = new std::vector<std::unique_ptr<Communicator>>();
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  kept->push_back(std::move(comm));
+}
+
 std::string runDestroyCase(const DestroyCase& c, std::unique_ptr<Communicator> comm,
                            std::chrono::milliseconds delay, bool leaverExits) {
   runtime::Stream* stream = nullptr;
@@ -73,7 +82,7 @@ std::string runDestroyCase(const DestroyCase& c, std::unique_ptr<Communicator> c
   if (!bad.empty()) bad = "the call before: " + bad;
   if (bad.empty()) bad = runSoakOp(c.op, ref, stream, hooks);
   if (comm != nullptr && !(leaves && leaverExits)) destroy();  // a failed issue skips the hook
-  if (leaves && leaverExits) (void)comm.release();  // the process exits with it
+  if (leaves && leaverExits) keepUntilExit(std::move(comm));  // the process exits with it
   if (!destroyed.empty()) bad += (bad.empty() ? "" : "; ") + destroyed;
   (void)runtime::streamDestroy(stream);
   return bad;

@@ -35,6 +35,11 @@ std::vector<DestroyCase> destroyCases(int ranks, const std::vector<std::size_t>&
 /// then destroy it. Returns "" or what went wrong (a wrong element, a failed call or
 /// destroy).
 /// Each case has a stream of its own (a failure is sticky on a stream).
+/// Leaves `comm` to the process's exit without destroying it (a broken or a leaving
+/// communicator), reachable from a global so that LeakSanitizer does not report what
+/// is left on purpose.
+void keepUntilExit(std::unique_ptr<Communicator> comm);
+
 std::string runDestroyCase(const DestroyCase& c, std::unique_ptr<Communicator> comm,
                            std::chrono::milliseconds delay, bool leaverExits = false);
 

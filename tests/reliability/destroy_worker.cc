@@ -68,14 +68,15 @@ int main(int argc, char** argv) {
       std::printf("rank %d: destroy %zu cases %s, exiting without destroy\n", job->rank(),
                   cases.size(), failed == 0 ? "OK" : "FAILED");
       std::fflush(stdout);
-      std::exit(failed == 0 ? 0 : 7);  // the communicators stay: the process ends with them
+      keepUntilExit(std::move(job));  // the communicators stay: the process ends with them
+      std::exit(failed == 0 ? 0 : 7);
     }
   }
   std::printf("rank %d: destroy %zu cases %s\n", job->rank(), cases.size(),
               failed == 0 ? "OK" : "FAILED");
   std::fflush(stdout);
   if (exitMode) {
-    (void)job.release();  // rank 0 left without a word: the job's communicator is broken
+    keepUntilExit(std::move(job));  // rank 0 left without a word: the job's communicator is broken
   } else {
     (void)Communicator::destroy(std::move(job), false);
   }
