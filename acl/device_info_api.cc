@@ -102,8 +102,10 @@ Outcome checkOperations(const char* function, uint32_t* capabilities,
 
 }  // namespace
 
+// Allowed before aclInit and after aclFinalize, as CANN's is: programs ask it first,
+// to choose how to allocate.
 aclError aclrtGetRunMode(aclrtRunMode* runMode) {
-  return apiCall("aclrtGetRunMode", [&]() -> Outcome {
+  return apiCallAnyTime("aclrtGetRunMode", [&]() -> Outcome {
     if (runMode == nullptr) return nullArgument("aclrtGetRunMode", "runMode");
     // The program is a host process; the emulated devices are attached to the host.
     *runMode = ACL_HOST;

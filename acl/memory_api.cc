@@ -1,5 +1,6 @@
 // Memory (aclrtMalloc ... aclrtGetMemInfo).
 #include "acl/acl.h"
+#include "acl/ops/acl_dvpp.h"
 #include "acl/entry_names.h"
 #include "cohort/runtime.h"
 #include "common/error.h"
@@ -85,6 +86,23 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
 
 aclError aclrtFree(void* devPtr) {
   return apiCall("aclrtFree", Site::kFree, [&]() -> Outcome { return rt::deviceFree(devPtr); });
+}
+
+// DVPP memory (acl/ops/acl_dvpp.h): no media engine reads it here, so it is device
+// memory as aclrtMalloc gives it.
+aclError acldvppMalloc(void** devPtr, size_t size) {
+  return apiCall("acldvppMalloc", [&]() -> Outcome {
+    if (devPtr == nullptr) return nullArgument("acldvppMalloc", "devPtr");
+    ACL_RETURN_IF_FAILED(requireDevice("acldvppMalloc"));
+    return withName("acldvppMalloc", rt::deviceMalloc(devPtr, size));
+  });
+}
+
+aclError acldvppFree(void* devPtr) {
+  return apiCall("acldvppFree", Site::kFree, [&]() -> Outcome {
+    if (devPtr == nullptr) return nullArgument("acldvppFree", "devPtr");
+    return withName("acldvppFree", rt::deviceFree(devPtr));
+  });
 }
 
 aclError aclrtMallocHost(void** hostPtr, size_t size) {

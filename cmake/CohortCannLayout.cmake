@@ -41,7 +41,8 @@ endif()
 # its own: the linker then records libascendcl.so (the SONAME) as NEEDED, so the
 # program loads one copy of the ACL state, and it finds the symbols at link time
 # (an empty library depending on libascendcl.so would not provide them).
-set(COHORT_CANN_LIB_ALIASES acl_rt acl_rt_impl msprofiler profapi acl_tdt_channel acl_tdt_queue)
+set(COHORT_CANN_LIB_ALIASES acl_rt acl_rt_impl acl_dvpp msprofiler profapi acl_tdt_channel
+    acl_tdt_queue)
 set(cann_alias_links)
 foreach(alias IN LISTS COHORT_CANN_LIB_ALIASES)
   file(CREATE_LINK libascendcl.so ${cann_out}/aliases/lib${alias}.so SYMBOLIC)
@@ -53,9 +54,11 @@ install(FILES ${cann_alias_links} DESTINATION lib64 COMPONENT runtime)
 # device. Cohort's real libraries serve (they run anywhere), so these are links.
 file(CREATE_LINK ../libascendcl.so ${cann_out}/stub/libascendcl.so SYMBOLIC)
 file(CREATE_LINK ../libascendcl.so ${cann_out}/stub/libacl_rt.so SYMBOLIC)
+file(CREATE_LINK ../libascendcl.so ${cann_out}/stub/libacl_dvpp.so SYMBOLIC)
 file(CREATE_LINK ../libhccl.so ${cann_out}/stub/libhccl.so SYMBOLIC)
 install(FILES ${cann_out}/stub/libascendcl.so ${cann_out}/stub/libacl_rt.so
-        ${cann_out}/stub/libhccl.so DESTINATION lib64/stub COMPONENT dev)
+        ${cann_out}/stub/libacl_dvpp.so ${cann_out}/stub/libhccl.so
+        DESTINATION lib64/stub COMPONENT dev)
 
 # runtime/: the runtime package's folders, as links to the top-level ones. The
 # headers are for building (dev); the libraries for running.

@@ -201,10 +201,16 @@ TEST_F(AclDeviceInfoTest, SchedulerL2FlushAndArchitecture) {
 }
 
 TEST(AclDeviceInfoNoInit, NeedsAclInit) {
-  aclrtRunMode mode;
-  EXPECT_EQ(aclrtGetRunMode(&mode), ACL_ERROR_UNINITIALIZE);
   int64_t value = 0;
   EXPECT_EQ(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_AICORE_CORE_NUM, &value), ACL_ERROR_UNINITIALIZE);
+}
+
+// Programs ask the run mode before aclInit (to choose how to allocate), as CANN allows.
+TEST(AclDeviceInfoNoInit, RunModeNeedsNoInit) {
+  aclrtRunMode mode = ACL_DEVICE;
+  EXPECT_EQ(aclrtGetRunMode(&mode), ACL_SUCCESS);
+  EXPECT_EQ(mode, ACL_HOST);
+  EXPECT_EQ(aclrtGetRunMode(nullptr), ACL_ERROR_INVALID_PARAM);
 }
 
 }  // namespace

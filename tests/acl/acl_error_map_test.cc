@@ -88,7 +88,9 @@ TEST(AclErrorMapTest, NamesOfTheLayersOwnNumbers) {
 TEST(AclErrorMapTest, EveryDeclaredNumberHasAName) {
   const std::regex declared(R"((?:static const int|#define)\s+(ACL_ERROR_\w+)\s*=?\s*\(?(\d+))");
   int checked = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(COHORT_ACL_INCLUDE_DIR)) {
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(COHORT_ACL_INCLUDE_DIR)) {
+    if (!entry.is_regular_file()) continue;  // acl/ops/ is a folder of headers too
     std::ifstream in(entry.path());
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     for (std::sregex_iterator m(text.begin(), text.end(), declared), end; m != end; ++m) {

@@ -2,6 +2,7 @@
 #include <cstring>
 #include <vector>
 
+#include "acl/ops/acl_dvpp.h"
 #include "acl_test_util.h"
 
 namespace cohort::acltest {
@@ -45,6 +46,29 @@ TEST_F(AclMemoryTest, MallocErrors) {
   ASSERT_ACL_OK(aclrtResetDevice(0));
   EXPECT_ACL_ERROR(aclrtMalloc(&p, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_CONTEXT_NULL,
                    "aclrtMalloc: no current device");
+}
+
+// DVPP memory is device memory of the current device: copies reach it, and it is
+// released by acldvppFree (not by the host's free calls).
+TEST_F(AclMemoryTest, DvppMemoryIsDeviceMemory) {
+  void* p = nullptr;
+  ASSERT_ACL_OK(acldvppMalloc(&p, 1000));
+  runtime::PointerAttributes attributes;
+  ASSERT_OK(runtime::pointerGetAttributes(p, &attributes));
+  EXPECT_TRUE(attributes.isDevice);
+  EXPECT_EQ(attributes.device, 0);
+  std::vector<unsigned char> in(1000), out(1000, 0);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<unsigned char>(i * 7 + 3);
+  ASSERT_ACL_OK(aclrtMemcpy(p, 1000, in.data(), 1000, ACL_MEMCPY_HOST_TO_DEVICE));
+  ASSERT_ACL_OK(aclrtMemcpy(out.data(), 1000, p, 1000, ACL_MEMCPY_DEVICE_TO_HOST));
+  EXPECT_EQ(in, out);
+  ASSERT_ACL_OK(acldvppFree(p));
+  EXPECT_ACL_ERROR(acldvppFree(p), ACL_ERROR_RT_MEMORY_FREE, "acldvppFree");
+  EXPECT_ACL_ERROR(acldvppFree(nullptr), ACL_ERROR_INVALID_PARAM, "devPtr is null");
+  EXPECT_ACL_ERROR(acldvppMalloc(nullptr, 16), ACL_ERROR_INVALID_PARAM, "devPtr is null");
+  EXPECT_ACL_ERROR(acldvppMalloc(&p, 0), ACL_ERROR_INVALID_PARAM, "size is 0");
+  ASSERT_ACL_OK(aclrtResetDevice(0));
+  EXPECT_ACL_ERROR(acldvppMalloc(&p, 16), ACL_ERROR_RT_CONTEXT_NULL, "no current device");
 }
 
 TEST_F(AclMemoryTest, FreeErrors) {

@@ -39,8 +39,9 @@ install_into "$P"
 # --- The layout ---------------------------------------------------------------
 for f in include/acl/acl.h include/hccl/hccl.h \
     lib64/libascendcl.so lib64/libhccl.so lib64/libacl_rt.so lib64/libacl_rt_impl.so \
-    lib64/libmsprofiler.so lib64/libprofapi.so \
-    lib64/stub/libascendcl.so lib64/stub/libacl_rt.so lib64/stub/libhccl.so \
+    lib64/libmsprofiler.so lib64/libprofapi.so lib64/libacl_dvpp.so include/acl/ops/acl_dvpp.h \
+    lib64/stub/libascendcl.so lib64/stub/libacl_rt.so lib64/stub/libacl_dvpp.so \
+    lib64/stub/libhccl.so \
     runtime/include/acl/acl.h runtime/include/hccl/hccl.h runtime/lib64/libascendcl.so \
     runtime/lib64/libacl_rt.so runtime/lib64/stub/libascendcl.so \
     set_env.sh bin/setenv.bash version.cfg runtime/version.cfg runtime/version.info \
@@ -108,6 +109,9 @@ clean g++ -Wall -Werror "$bin/main.cc" -o "$bin/by_stub" -I"$P/runtime/include" 
   -L"$P/runtime/lib64/stub" -lhccl -lascendcl || fail "build with runtime/lib64/stub"
 clean g++ -Wall -Werror "$bin/main.cc" -o "$bin/by_lib64_stub" -I"$P/include" \
   -L"$P/lib64/stub" -lhccl -lascendcl || fail "build with lib64/stub"
+# Ascend samples' DVPP-memory way: -lacl_dvpp beside -lascendcl, acl/ops/acl_dvpp.h.
+clean g++ -Wall -Werror -DWITH_DVPP "$bin/main.cc" -o "$bin/by_dvpp" -I"$P/runtime/include" \
+  -L"$P/runtime/lib64/stub" -lhccl -lascendcl -lacl_dvpp || fail "build with -lacl_dvpp"
 
 # The linker records the SONAME, never a link's name or path.
 grep -q 'libascendcl.so' <<<"$(needed "$bin/by_path")" || fail "by_path does not need libascendcl.so"
@@ -116,7 +120,7 @@ if grep -qE 'libacl_rt|/' <<<"$(needed "$bin/by_path")"; then
 fi
 echo "NEEDED by_name: $(needed "$bin/by_name")"
 echo "NEEDED by_path: $(needed "$bin/by_path")"
-for p in by_name by_path by_stub by_lib64_stub; do expect_runs "$P" "$bin/$p"; done
+for p in by_name by_path by_stub by_lib64_stub by_dvpp; do expect_runs "$P" "$bin/$p"; done
 # Loaded through a link folder alone (CANN's runtime script puts lib64/stub on the
 # library path), the libraries still find Cohort's own ones.
 for d in lib64/stub runtime/lib64 runtime/lib64/stub; do
