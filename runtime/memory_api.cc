@@ -407,6 +407,7 @@ namespace {
 struct SharedSegment {
   int fd;
   std::size_t bytes;
+  int refs;  // sharedAlloc's and every sharedRetain's, until their sharedFree
 };
 std::mutex gSharedMu;
 std::map<void*, SharedSegment>& sharedSegments() {
@@ -442,9 +443,31 @@ Status sharedAlloc(std::size_t bytes, void** ptr, MemHandle* handle) {
   h.physicalDevice = -1;
   *handle = encodeIpcHandle(h);
   std::lock_guard<std::mutex> lock(gSharedMu);
-  sharedSegments()[p] = SharedSegment{fd, bytes};
+  sharedSegments()[p] = SharedSegment{fd, bytes, 1};
   *ptr = p;
   return Status::Ok();
+}
+
+Status sharedRetain(const MemHandle& handle, void** ptr) {
+  if (ptr == nullptr) return Status(ErrorCode::kInvalidArgument, "sharedRetain: null output");
+  IpcHandle h{};
+  COHORT_RETURN_IF_ERROR(decodeIpcHandle(handle, &h));
+  if (h.pid != static_cast<std::int32_t>(getpid())) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "sharedRetain: the handle is process {}'s, not this one's (map it with "
+                     "memImport)",
+                     h.pid);
+  }
+  std::lock_guard<std::mutex> lock(gSharedMu);
+  for (auto& [address, seg] : sharedSegments()) {
+    if (seg.fd == h.fd && seg.bytes == h.size) {
+      ++seg.refs;
+      *ptr = address;
+      return Status::Ok();
+    }
+  }
+  return makeError(ErrorCode::kInvalidPointer,
+                   "sharedRetain: the shared memory of the handle (fd {}) was released", h.fd);
 }
 
 Status sharedFree(void* ptr) {
@@ -455,6 +478,7 @@ Status sharedFree(void* ptr) {
     if (it == sharedSegments().end()) {
       return makeError(ErrorCode::kInvalidPointer, "sharedFree: {} is not from sharedAlloc", ptr);
     }
+    if (--it->second.refs > 0) return Status::Ok();
     seg = it->second;
     sharedSegments().erase(it);
   }

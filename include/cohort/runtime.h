@@ -143,10 +143,16 @@ Status memHandleToText(const MemHandle& handle, std::string* text);
 Status memHandleFromText(const std::string& text, MemHandle* handle);
 /// Zeroed host memory in a segment of its own (not the pinned pool), exported in *handle:
 /// for state that peers of this node map with memImport and may still read after its
-/// owner released it. sharedFree() unmaps it here; every importer's mapping (in this
-/// process too) stays valid, with the last contents, until that importer's memClose, and
-/// the memory is never reused meanwhile. Thread-safe.
+/// owner released it. The last sharedFree() of this process (see sharedRetain) unmaps it
+/// here; every other process's mapping stays valid, with the last contents, until that
+/// importer's memClose, and the memory is never reused meanwhile. Thread-safe.
 Status sharedAlloc(std::size_t bytes, void** ptr, MemHandle* handle);
+/// A further reference, in the process that made it, to memory of sharedAlloc: the same
+/// address (one mapping per process, so that tools that follow memory by address, such
+/// as ThreadSanitizer, see both users' accesses), released by its own sharedFree; the
+/// memory goes with the last reference. kInvalidArgument for another process's handle,
+/// kInvalidPointer when the memory was already released.
+Status sharedRetain(const MemHandle& handle, void** ptr);
 Status sharedFree(void* ptr);
 
 // ---- Virtual memory ------------------------------------------------------------------

@@ -96,5 +96,26 @@ TEST(IpcTest, BadHandlesAndPointersAreRejected) {
   ASSERT_OK(resetDevice(1));
 }
 
+// Shared blocks (the shm transport's control blocks): a second user in this process
+// takes a reference at the same address, and the memory stays until the last release.
+TEST(IpcTest, SharedMemoryIsRetainedAtOneAddressUntilTheLastFree) {
+  void* p = nullptr;
+  MemHandle h;
+  ASSERT_OK(sharedAlloc(4096, &p, &h));
+  static_cast<unsigned char*>(p)[100] = 42;
+  void* q = nullptr;
+  ASSERT_OK(sharedRetain(h, &q));
+  EXPECT_EQ(q, p);
+  ASSERT_OK(sharedFree(p));  // the owner's: the reference keeps it
+  EXPECT_EQ(static_cast<unsigned char*>(q)[100], 42);
+  static_cast<unsigned char*>(q)[101] = 7;
+  ASSERT_OK(sharedFree(q));  // the last
+  EXPECT_ERROR(sharedFree(q), kInvalidPointer, "not from sharedAlloc");
+  EXPECT_ERROR(sharedRetain(h, &q), kInvalidPointer, "was released");
+  MemHandle junk{};
+  EXPECT_ERROR(sharedRetain(junk, &q), kInvalidArgument, "not a memory handle");
+  EXPECT_ERROR(sharedRetain(h, nullptr), kInvalidArgument, "null output");
+}
+
 }  // namespace
 }  // namespace cohort::runtime

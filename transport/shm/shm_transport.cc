@@ -62,6 +62,7 @@ Status ShmTransport::create(const TransportContext& context, std::unique_ptr<Shm
 
 ShmTransport::~ShmTransport() {
   for (void* p : imports_) (void)runtime::memClose(p);
+  for (void* p : retained_) (void)runtime::sharedFree(p);
   if (block_ != nullptr) {
     block_->~ControlBlock();
     (void)runtime::sharedFree(block_);
@@ -103,10 +104,15 @@ Status ShmTransport::mapPeer(const PeerInfo& info, const Bytes& bytes, ShmPeer* 
   peer->rank = info.rank;
   peer->localIndex = info.localIndex;
   peer->pid = b.pid;
-  // The block is mapped anew even in the same process, so that it outlives its owner's
-  // communicator here as it does in another process.
+  // The block outlives its owner's communicator, here as in another process: in the
+  // same process through a reference of our own (one mapping, at the owner's address).
   void* p = nullptr;
-  COHORT_RETURN_IF_ERROR(importHandle(b.block, &imports_, &p));
+  if (b.pid == self_.pid) {
+    COHORT_RETURN_IF_ERROR(runtime::sharedRetain(b.block, &p));
+    retained_.push_back(p);
+  } else {
+    COHORT_RETURN_IF_ERROR(importHandle(b.block, &imports_, &p));
+  }
   peer->block = static_cast<ControlBlock*>(p);
   if (b.pid == self_.pid) {  // same process: the segments' addresses are valid as they are
     peer->deviceBase = reinterpret_cast<char*>(b.rawDeviceBase);

@@ -61,7 +61,8 @@ class ShmTransport : public Transport {
   runtime::MemHandle blockHandle_{};
   ShmPeer self_;
   std::map<int, ShmPeer> peers_;
-  std::vector<void*> imports_;  // mappings to memClose
+  std::vector<void*> imports_;   // mappings to memClose
+  std::vector<void*> retained_;  // same-process peers' control blocks, to sharedFree
 };
 
 }  // namespace cohort::transport::shm
