@@ -13,7 +13,7 @@ DEPS=(cmake ninja-build g++ make pkg-config file dpkg-dev
       libboost-dev libboost-system-dev libyaml-cpp-dev nlohmann-json3-dev
       libgtest-dev libgmock-dev libbenchmark-dev libopenmpi-dev openmpi-bin
       libibverbs-dev ibverbs-utils libcli11-dev libspdlog-dev libfmt-dev libopenblas-dev
-      clang libclang-rt-14-dev iproute2 procps
+      clang libclang-rt-14-dev iproute2 procps bc
       libgloo-dev)  # the last: Gloo, a baseline of bench/compare.sh (../shared/peers)
 
 log() { printf '\n== %s\n' "$*"; }

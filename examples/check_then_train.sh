@@ -3,13 +3,16 @@
 # hccn_tool before a job):
 #   1. validate the rank table            cohort-ranktable validate
 #   2. check every link between the ranks cohortrun ... cohort-linkcheck
-#   3. refuse to train if any link is bad or slower than --min-gbps (exit 1,
-#      naming the bad links); otherwise start the training job (example 3,
-#      mpirun_allreduce) with cohortrun on the same rank table.
+#   3. refuse to train if any link is bad, unreachable, or slow: under
+#      --min-ratio (default 0.5) of the median of its class (every shm, tcp or
+#      rdma link of the job), or under --min-gbps when given (exit 1, naming the
+#      links); otherwise start the training job (example 3, mpirun_allreduce)
+#      with cohortrun on the same rank table.
 #
 #   examples/check_then_train.sh -n 4                  this machine, 4 ranks
 #   examples/check_then_train.sh --ranktable rt.json   a rank table of this machine
 #   examples/check_then_train.sh -n 4 --min-gbps 2 -- --steps 50   (after --: training options)
+#   examples/check_then_train.sh -n 4 --plot links.svg   (the link matrix, flagged links marked)
 #   examples/check_then_train.sh --ranktable rt.json --server-id ID   on EVERY server
 #
 # Without --ranktable, a one-server table of N devices is generated (loopback
@@ -28,16 +31,18 @@ build="$here/../build"
 ranks=4
 ranktable=""
 min_gbps=0
+min_ratio=0.5
 timeout=30
 json=""
+plot=""
 server_id=""
 master=""
 train_args=()
 
 usage() {
-  sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2
-  echo "options: -n N, --ranktable FILE, --server-id ID, --master ADDR:PORT, --min-gbps X," \
-    "--timeout S, --json FILE, --build DIR" >&2
+  sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2
+  echo "options: -n N, --ranktable FILE, --server-id ID, --master ADDR:PORT, --min-ratio R," \
+    "--min-gbps X, --timeout S, --json FILE, --plot FILE.svg, --build DIR" >&2
   exit 2
 }
 say() { printf 'check_then_train: %s\n' "$*"; }
@@ -47,6 +52,8 @@ while [ $# -gt 0 ]; do
     -n) ranks=${2:?}; shift 2 ;;
     --ranktable) ranktable=${2:?}; shift 2 ;;
     --min-gbps) min_gbps=${2:?}; shift 2 ;;
+    --min-ratio) min_ratio=${2:?}; shift 2 ;;
+    --plot) plot=${2:?}; shift 2 ;;
     --timeout) timeout=${2:?}; shift 2 ;;
     --json) json=${2:?}; shift 2 ;;
     --server-id) server_id=${2:?}; shift 2 ;;
@@ -132,13 +139,21 @@ elif [ "${servers:-1}" -gt 1 ]; then
   exit 2
 fi
 
-# 2. Every link, as a job of the table's ranks.
-say "2/3 checking every link (cohort-linkcheck, timeout $timeout s, min $min_gbps GB/s)"
+# 2. Every link, as a job of the table's ranks. The relative check is on by
+# default: a link slower than --min-ratio of its class's median is flagged, so
+# a degraded link is caught without knowing what this cluster's links move.
+floor=""
+[ "$min_gbps" = 0 ] || floor=", min $min_gbps GB/s"
+say "2/3 checking every link (cohort-linkcheck, timeout $timeout s," \
+  "min $min_ratio x its class median$floor)"
+plot_args=()
+[ -z "$plot" ] || plot_args=(--plot "$plot")
 "$cohortrun" "${launch[@]}" "${check_master[@]}" -- "$linkcheck" --timeout "$timeout" \
-  --min-gbps "$min_gbps" --json "$json" 2>&1 | tee "$work/linkcheck.log"
+  --min-ratio "$min_ratio" --min-gbps "$min_gbps" --json "$json" "${plot_args[@]}" 2>&1 |
+  tee "$work/linkcheck.log"
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then
-  # Report lines look like "BAD  rank 0 (addr) <-> rank 2 (addr): cause".
+  # Report lines look like "SLOW rank 0 (addr) <-> rank 2 (addr): cause".
   bad=$(grep -oE '[A-Z]{2,} +rank [0-9]+ \([^)]*\) <-> rank [0-9]+ \([^)]*\): .*' \
     "$work/linkcheck.log" | sed -E 's/ +/ /' | sort -u)
   say "refusing to start training: cohort-linkcheck exited $status"

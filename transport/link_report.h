@@ -16,13 +16,15 @@ class Connection;
 struct LinkResult {
   int rank = -1;
   int peer = -1;
-  std::string transport;   // shm / tcp / rdma
-  std::string local;       // describe() of each end
+  std::string transport;  // shm / tcp / rdma
+  std::string local;      // describe() of each end
   std::string remote;
   bool ok = false;
-  double rttUs = 0;        // median round trip of the pings
-  double gbps = 0;         // one-way bandwidth probe (0 when not run)
-  std::string error;       // why the link is bad
+  double rttUs = 0;      // median round trip of the pings
+  double gbps = 0;       // one-way bandwidth probe (0 when not run)
+  int transfers = 0;     // timed transfers the bandwidth probe made
+  double lostShare = 0;  // of the counted transfer's time, taken by other processes
+  std::string error;     // why the link is bad
 };
 
 struct LinkReport {
@@ -33,7 +35,11 @@ struct LinkReport {
 
 /// Runs the probe on a connected pair. Both ends call it at the same time;
 /// `initiator` is true on exactly one of them. `bandwidthBytes` = 0 skips the
-/// bandwidth probe.
+/// bandwidth probe. A transfer that lost time to other processes (they took the
+/// ends' processors) is taken again, a few times at most, and `lostShare` says
+/// how much the counted one lost; on a shm link that time is left out of the
+/// bandwidth, so a busy machine does not make the link look slow (network
+/// links: the wall clock's).
 Status probeLink(Connection& conn, bool initiator, int pings, std::size_t bandwidthBytes,
                  Deadline deadline, LinkResult* result);
 

@@ -121,10 +121,12 @@ done
 grep -qF "job store at $SUBNET.1:29500" "$WORK/ok.n1.log" ||
   fail "all links up: the default --master is not rank 0's host_ip, port 29500"
 grep -qF "result: all 15 links ok" "$WORK/ok.n0.log" || fail "all links up: rank 0 did not report 15 ok links"
-grep -qF "ok rank 0 ($SUBNET.1) <-> rank 1 ($SUBNET.1): shm" "$WORK/ok.n0.log" ||
-  fail "all links up: ranks 0 and 1 (one machine) are not linked by shm"
-grep -qF "ok rank 2 ($SUBNET.2) <-> rank 4 ($SUBNET.3): tcp" "$WORK/ok.n0.log" ||
-  fail "all links up: ranks 2 and 4 (n1, n2) are not linked by tcp"
+# Ranks are named as the table names them (device_ip, server_id), with the
+# address their tcp links used (the host's) where it differs.
+grep -qF "ok rank 0 (192.168.215.1, server $SUBNET.1) <-> rank 1 (192.168.215.2, server $SUBNET.1): shm" \
+  "$WORK/ok.n0.log" || fail "all links up: ranks 0 and 1 (one machine) are not linked by shm"
+grep -qF "ok rank 2 (192.168.215.3 via $SUBNET.2, server $SUBNET.2) <-> rank 4 (192.168.215.5 via $SUBNET.3, server $SUBNET.3): tcp" \
+  "$WORK/ok.n0.log" || fail "all links up: ranks 2 and 4 (n1, n2) are not linked by tcp"
 steps=$(grep -cE '^\[0\] step +[0-9]+ +loss .* weights identical on all ranks' "$WORK/ok.n0.log" || true)
 [ "$steps" = 5 ] || fail "all links up: $steps of 5 training steps with identical weights"
 grep -qE '^\[0\] training OK: .* in 5 steps on 6 ranks' "$WORK/ok.n0.log" ||
@@ -145,7 +147,8 @@ limit=$((TIMEOUT + TIMEOUT / 3 + 8))
 expected=""
 for a in 2 3; do
   for b in 4 5; do
-    expected+="rank $a ($SUBNET.2) <-> rank $b ($SUBNET.3)"$'\n'
+    expected+="rank $a (192.168.215.$((a + 1)) via $SUBNET.2, server $SUBNET.2) <-> rank $b"
+    expected+=" (192.168.215.$((b + 1)) via $SUBNET.3, server $SUBNET.3)"$'\n'
   done
 done
 for i in 0 1 2; do
@@ -163,7 +166,7 @@ grep -qF "result: 4 of 15 links bad" "$WORK/cut.n0.log" ||
 ok_links=$(grep -cE '^\[0\]   ok rank [0-9]+ \(' "$WORK/cut.n0.log" || true)
 [ "$ok_links" = 11 ] || fail "n1-n2 cut: $ok_links links ok, expected the 11 that touch n0 or stay inside a machine"
 for b in 2 3 4 5; do
-  grep -qE "^\[0\]   ok rank 0 \($SUBNET\.1\) <-> rank $b " "$WORK/cut.n0.log" ||
+  grep -qE "^\[0\]   ok rank 0 \(192\.168\.215\.1[^)]*\) <-> rank $b " "$WORK/cut.n0.log" ||
     fail "n1-n2 cut: link 0 <-> $b (to n0) is not ok"
 done
 echo "ok: n1-n2 cut: every machine exited 1 in ${elapsed} s naming the 4 links n1<->n2, no training"

@@ -47,7 +47,10 @@ TEST(JoinJob, RankTableStoreIsServedByRankZeroOnTheBasePort) {
     EXPECT_EQ(zero.size, 2);
     EXPECT_EQ(one.rank, 1);
     EXPECT_EQ(zero.token, one.token);  // both hashed the same table
-    EXPECT_EQ(one.tableAddresses, (std::vector<std::string>{"127.0.0.1", "127.0.0.1"}));
+    ASSERT_EQ(one.table.size(), 2u);
+    EXPECT_EQ(one.table[1].hostIp, "127.0.0.1");
+    EXPECT_EQ(one.table[1].deviceIp, "");
+    EXPECT_EQ(one.table[1].serverId, "node-0");
     EXPECT_EQ(one.source, "rank table " + table);
     ASSERT_OK(zero.store->set("k", {7}));
     transport::Bytes v;
@@ -61,7 +64,9 @@ TEST(JoinJob, RankTableStoreIsServedByRankZeroOnTheBasePort) {
       {"device_id": "0", "device_ip": "127.0.0.1", "rank_id": "0"}]}]})";
   JobMembership m;
   ASSERT_OK(joinJob({path, 0}, Deadline::afterMs(3000), &m));
-  EXPECT_EQ(m.tableAddresses, std::vector<std::string>{"127.0.0.1"});
+  ASSERT_EQ(m.table.size(), 1u);
+  EXPECT_EQ(m.table[0].deviceIp, "127.0.0.1");
+  EXPECT_EQ(m.table[0].serverId, "n");
   EXPECT_NE(m.server, nullptr);
 }
 

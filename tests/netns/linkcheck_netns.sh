@@ -11,8 +11,8 @@
 #      ok, and tcp between namespaces (Cohort's host id includes the netns);
 #   2. two ranks in one namespace: the link is shm;
 #   3. one namespace's veth taken down: exactly that node's links are reported
-#      bad, naming the cause, within --timeout; that rank reports that it cannot
-#      reach the store.
+#      unreachable, naming the cause, within --timeout; that rank reports that it
+#      cannot reach the store.
 # Needs root; otherwise it prints why and exits 77 (ctest's SKIP_RETURN_CODE).
 # Everything it creates is removed on exit, success or not.
 set -euo pipefail
@@ -143,14 +143,16 @@ line=$(link_line down 0 1)
 [[ $line == *'"status":"ok"'* ]] || fail "veth down: link 0 1 should be ok: $line"
 for a in 0 1; do
   line=$(link_line down $a 2)
-  [[ $line == *'"status":"bad"'* && $line == *'"cause":"rank 2 did not join within 4 s"'* ]] ||
-    fail "veth down: link $a 2 should be bad because rank 2 never joined: $line"
-  grep -qF "BAD rank $a ($SUBNET.$((a + 1))) <-> rank 2 ($SUBNET.3): rank 2 did not join within 4 s" \
+  [[ $line == *'"status":"unreachable"'* && $line == *'"cause":"rank 2 did not join within 4 s"'* ]] ||
+    fail "veth down: link $a 2 should be unreachable because rank 2 never joined: $line"
+  grep -qF "UNREACHABLE rank $a ($SUBNET.$((a + 1))) <-> rank 2 ($SUBNET.3): rank 2 did not join within 4 s" \
     "$WORK/down.rank$a.log" "$WORK/down.rank0.log" ||
     fail "veth down: no line naming rank $a, rank 2, their addresses and the cause"
 done
-[ "$(grep -c '"status":"bad"' "$WORK/down.report.json")" = 2 ] || fail "veth down: not exactly 2 bad links"
+[ "$(grep -c '"status":"unreachable"' "$WORK/down.report.json")" = 2 ] ||
+  fail "veth down: not exactly 2 unreachable links"
+[ "$(grep -c '"status":"ok"' "$WORK/down.report.json")" = 1 ] || fail "veth down: not exactly 1 ok link"
 grep -q "rank 2 cannot reach the job store at $SUBNET.1:60300" "$WORK/down.rank2.log" ||
   fail "veth down: rank 2 did not say that it cannot reach the store"
-echo "ok: with node 2's veth down, links 0-2 and 1-2 bad in ${elapsed} s, 0-1 ok"
+echo "ok: with node 2's veth down, links 0-2 and 1-2 unreachable in ${elapsed} s, 0-1 ok"
 echo "linkcheck_netns: all checks passed"

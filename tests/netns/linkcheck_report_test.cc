@@ -10,13 +10,13 @@
 namespace cohort::linkcheck {
 namespace {
 
+// A measured link: five samples of `gbps` and 20 us.
 LinkView good(int peer, double gbps = 2.5) {
   LinkView v;
   v.peer = peer;
   v.ok = true;
   v.transport = "tcp";
-  v.rttUs = 20;
-  v.gbps = gbps;
+  v.samples.assign(5, LinkSample{20, gbps, 0});
   return v;
 }
 
@@ -45,6 +45,7 @@ MergeSettings settings() {
   s.linkTimeoutS = 10;
   s.bandwidthBytes = 4 << 20;
   s.pings = 5;
+  s.repeat = 5;
   return s;
 }
 
@@ -74,35 +75,41 @@ TEST(MergeViews, OnATieTheLowerRankIsBelieved) {
 TEST(MergeViews, OneEndsProbeProvesTheLinkButASilentRankIsAProblem) {
   std::vector<std::optional<RankView>> views = {view(0, {good(1, 1.5)}), std::nullopt};
   MergeSettings s = settings();
-  s.tableAddresses = {"10.0.0.1", "10.0.0.2"};
+  s.table = {{"10.0.0.1", "", "node-0"}, {"10.0.0.2", "", "node-0"}};
   const CheckReport r = mergeViews(2, views, s);
   EXPECT_EQ(r.find(0, 1)->status, LinkStatus::kOk);
   EXPECT_DOUBLE_EQ(r.find(0, 1)->gbps, 1.5);
+  EXPECT_EQ(r.find(0, 1)->samples.size(), 5u);
   EXPECT_FALSE(r.allGood());
   ASSERT_EQ(r.problems.size(), 1u);
-  EXPECT_NE(r.problems[0].find("rank 1 (10.0.0.2) sent no results within the 30 s timeout"),
+  EXPECT_NE(r.problems[0].find("rank 1 (10.0.0.2, server node-0) sent no results within the 30 s "
+                               "timeout"),
             std::string::npos)
       << r.problems[0];
 }
 
-TEST(MergeViews, NoViewAtAllIsBad) {
+TEST(MergeViews, NoViewAtAllIsUnreachable) {
   const CheckReport r = mergeViews(2, {std::nullopt, std::nullopt}, settings());
-  EXPECT_EQ(r.find(0, 1)->status, LinkStatus::kBad);
+  EXPECT_EQ(r.find(0, 1)->status, LinkStatus::kUnreachable);
   EXPECT_EQ(r.find(0, 1)->cause, "neither rank 0 nor rank 1 reported results");
-  EXPECT_EQ(r.addressOf(1), "address unknown");
+  EXPECT_EQ(r.nameOf(1), "address unknown");
 }
 
-TEST(MergeViews, SlowAndLossAreFlagged) {
-  LinkView lost = bad(2, Stage::kProbe, "probe messages lost: no answer within 10 s");
-  lost.lost = true;
+TEST(MergeViews, SilenceIsUnreachableAndTheFloorMakesSlow) {
+  LinkView silent = bad(2, Stage::kProbe, "rank 2 stopped answering: no answer within 10 s");
+  silent.unreachable = true;
   MergeSettings s = settings();
-  s.minGbps = 1.0;
-  std::vector<std::optional<RankView>> views = {
-      view(0, {good(1, 0.2), lost}), view(1, {good(0, 0.2), good(2)}), view(2, {good(0), good(1)})};
+  s.rules.minGbps = 1.0;
+  s.rules.minRatio = 0;  // the floor alone
+  std::vector<std::optional<RankView>> views = {view(0, {good(1, 0.2), silent}),
+                                                view(1, {good(0, 0.2), good(2)}),
+                                                view(2, {good(0), good(1)})};
   const CheckReport r = mergeViews(3, views, s);
   EXPECT_EQ(r.find(0, 1)->status, LinkStatus::kSlow);
-  EXPECT_EQ(r.find(0, 1)->cause, "bandwidth 0.20 GB/s < 1.0");
-  EXPECT_EQ(r.find(0, 2)->status, LinkStatus::kLoss);
+  EXPECT_EQ(
+      r.find(0, 1)->cause.rfind("bandwidth 0.20 GB/s < 1.00 GB/s (--min-gbps); tcp median", 0), 0u)
+      << r.find(0, 1)->cause;
+  EXPECT_EQ(r.find(0, 2)->status, LinkStatus::kUnreachable);
   EXPECT_EQ(r.find(1, 2)->status, LinkStatus::kOk);
   EXPECT_EQ(r.badLinks(), 2);
   // Without a bandwidth probe there is no bandwidth to judge.
@@ -121,10 +128,12 @@ TEST(ReportText, BadLinesNameBothRanksTheirAddressesAndTheCause) {
   EXPECT_TRUE(badLinkLines(r, 1).empty());
   EXPECT_EQ(badLinkLines(r, 2).size(), 1u);
   const std::string text = formatReport(r);
-  EXPECT_NE(text.find("status         0       1       2\n       0       -     tcp     BAD\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("status           0        1        2\n        0        -      tcp      BAD\n"),
+      std::string::npos)
       << text;
-  EXPECT_NE(text.find("  ok rank 0 (10.0.0.1) <-> rank 1 (10.0.0.2): tcp, 20.0 us, 2.50 GB/s"),
+  EXPECT_NE(text.find("  ok rank 0 (10.0.0.1) <-> rank 1 (10.0.0.2): tcp, 20.0 us, 2.50 GB/s ±0% "
+                      "over 5 samples (1.00 x the tcp median)"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("  BAD rank 0 (10.0.0.1) <-> rank 2 (10.0.0.3): timed out after 10 s\n"
@@ -134,7 +143,7 @@ TEST(ReportText, BadLinesNameBothRanksTheirAddressesAndTheCause) {
   EXPECT_NE(text.find("result: 1 of 3 links bad\n"), std::string::npos) << text;
 }
 
-TEST(ReportJson, RoundTripsAndKeepsOneLinkPerLine) {
+TEST(ReportJson, RoundTripsAndKeepsOneLinkPerLineWithEverySample) {
   std::vector<std::optional<RankView>> views = {
       view(0, {bad(1, Stage::kJoin, "rank 1 did not join within 10 s")}), std::nullopt};
   const CheckReport r = mergeViews(2, views, settings());
@@ -147,6 +156,16 @@ TEST(ReportJson, RoundTripsAndKeepsOneLinkPerLine) {
   CheckReport back;
   ASSERT_OK(CheckReport::fromJson(json, &back));
   EXPECT_EQ(back.toJson(), json);
+  // A measured link carries every sample: [round trip us, GB/s, share lost, round, pass].
+  LinkView l = good(1, 3.0);
+  l.samples[2] = {25, 1.5, 0.6, 0};
+  const CheckReport m = mergeViews(2, {view(0, {l}), view(1, {good(0)})}, settings());
+  EXPECT_NE(
+      m.toJson().find("\"samples\":[[20.0,3.0,0.0,0,0],[20.0,3.0,0.0,0,0],[25.0,1.5,0.6,0,0],"),
+      std::string::npos)
+      << m.toJson();
+  ASSERT_OK(CheckReport::fromJson(m.toJson(), &back));
+  EXPECT_EQ(back.toJson(), m.toJson());
   EXPECT_ERROR(CheckReport::fromJson("{\"size\": 2}", &back), kParseError,
                "the link check report is not valid");
 }

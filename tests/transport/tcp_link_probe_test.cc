@@ -36,6 +36,14 @@ TEST(LinkProbe, MeasuresLatencyAndBandwidthAtBothEnds) {
   // Both report the initiator's figures; each end's "local" is the other's "remote".
   EXPECT_EQ(r[0].rttUs, r[1].rttUs);
   EXPECT_EQ(r[0].gbps, r[1].gbps);
+  // At least the warm-up and one more transfer; more (at most 4) only while every
+  // one lost time to other processes, whose share both ends report alike.
+  EXPECT_GE(r[0].transfers, 2);
+  EXPECT_LE(r[0].transfers, 4);
+  EXPECT_EQ(r[0].transfers, r[1].transfers);
+  EXPECT_GE(r[0].lostShare, 0.0);
+  EXPECT_LE(r[0].lostShare, 1.0);
+  EXPECT_EQ(r[0].lostShare, r[1].lostShare);
   EXPECT_EQ(r[0].local, r[1].remote);
   EXPECT_EQ(r[1].local, r[0].remote);
   EXPECT_EQ(r[0].remote, pair.a().describe());
@@ -51,6 +59,7 @@ TEST(LinkProbe, MeasuresLatencyAndBandwidthAtBothEnds) {
   EXPECT_EQ(j["links"][1]["remote"], pair.b().describe());
   EXPECT_DOUBLE_EQ(j["links"][1]["rttUs"].get<double>(), r[1].rttUs);
   EXPECT_DOUBLE_EQ(j["links"][1]["gbps"].get<double>(), r[1].gbps);
+  EXPECT_EQ(j["links"][1]["transfers"].get<int>(), r[1].transfers);
 }
 
 TEST(LinkProbe, PingsOnlyLeaveBandwidthZero) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -43,6 +44,34 @@ Status tableToken(const std::string& path, transport::JobToken* token) {
   return Status::Ok();
 }
 
+std::vector<TableRank> tableRanks(const ranktable::ClusterSpec& spec) {
+  std::vector<TableRank> out;
+  for (const ranktable::RankInfo& r : spec.ranks) {
+    const std::string& serverId = spec.servers.at(static_cast<std::size_t>(r.serverIndex)).serverId;
+    out.push_back({r.deviceIp, r.hostIp, serverId});
+  }
+  return out;
+}
+
+// A launcher that started the job from a rank table (cohortrun --ranktable)
+// says so in COHORT_RANKTABLE: the links are then named as that table names
+// them. Naming is all it is for, so a table that does not fit is only logged.
+void tableOfLauncher(int size, JobMembership* out) {
+  const char* path = std::getenv("COHORT_RANKTABLE");
+  if (path == nullptr || *path == '\0') return;
+  ranktable::ClusterSpec spec;
+  ranktable::LoadOptions options;
+  options.timeoutMs = 0;
+  options.logWarnings = false;
+  const Status s = ranktable::loadClusterFile(path, options, &spec);
+  if (s.ok() && spec.rankCount() == size) {
+    out->table = tableRanks(spec);
+    return;
+  }
+  COHORT_LOG(kInfo, "linkcheck", "COHORT_RANKTABLE={} does not name this job's {} ranks ({})", path,
+             size, s.ok() ? fmt::format("it has {}", spec.rankCount()) : s.message());
+}
+
 Status joinFromTable(const JoinRequest& req, Deadline deadline, JobMembership* out) {
   ranktable::ClusterSpec spec;
   ranktable::LoadOptions options;
@@ -54,10 +83,9 @@ Status joinFromTable(const JoinRequest& req, Deadline deadline, JobMembership* o
                      req.ranktable);
   }
   COHORT_RETURN_IF_ERROR(ranktable::loadClusterFile(req.ranktable, options, &spec));
-  for (const ranktable::RankInfo& r : spec.ranks) {
-    out->tableAddresses.push_back(!r.hostIp.empty() ? r.hostIp : r.deviceIp);
-  }
-  const std::string host = out->tableAddresses.at(0);
+  out->table = tableRanks(spec);
+  const TableRank& zero = out->table.at(0);
+  const std::string host = !zero.hostIp.empty() ? zero.hostIp : zero.deviceIp;
   if (host.empty()) {
     return makeError(ErrorCode::kInvalidArgument,
                      "rank table {}: rank 0 has neither host_ip nor device_ip, so the job store "
@@ -102,6 +130,7 @@ Status joinJob(const JoinRequest& req, Deadline deadline, JobMembership* out) {
   out->rank = job.rank;
   out->size = job.size;
   out->source = job.source;
+  tableOfLauncher(job.size, out);
   s = transport::connectJobStore(job, deadline, &out->store, &out->token, &out->server);
   if (!s.ok()) {
     return makeError(s.code(), "rank {} of {} ({}) cannot reach the job store: {}", job.rank,

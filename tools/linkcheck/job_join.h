@@ -3,13 +3,16 @@
 // started by hand on each machine, from a rank table and its own rank. With a
 // rank table, the table's rank 0 serves the store at its host_ip (else its
 // device_ip) on COHORT_IF_BASE_PORT, and the token is COHORT_JOB_TOKEN or, failing
-// that, a hash of the table file's contents.
+// that, a hash of the table file's contents. A launcher's job started from a
+// rank table (COHORT_RANKTABLE, as cohortrun --ranktable sets) has its table too,
+// for the names of its ranks.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "tools/linkcheck/link_views.h"
 #include "transport/handshake.h"
 #include "transport/store.h"
 #include "transport/tcp_store.h"
@@ -28,8 +31,8 @@ struct JobMembership {
   std::shared_ptr<transport::Store> store;
   transport::JobToken token;
   std::shared_ptr<transport::TcpStoreServer> server;  ///< set when this process serves
-  std::vector<std::string> tableAddresses;  ///< per rank ("" = unknown; empty without a table)
-  std::string source;                       ///< "rank table FILE", "cohortrun", "openmpi", ...
+  std::vector<TableRank> table;  ///< per rank as the rank table names it (empty without a table)
+  std::string source;            ///< "rank table FILE", "cohortrun", "openmpi", ...
 };
 
 /// Joins the job; the store connection is retried until `deadline`. Errors name

@@ -8,11 +8,15 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "common/error.h"
 #include "common/log.h"
+#include "tools/linkcheck/heartbeat.h"
 #include "tools/linkcheck/pair_link.h"
+#include "tools/linkcheck/probe_runner.h"
+#include "tools/linkcheck/view_exchange.h"
 #include "transport/bootstrap.h"
 #include "transport/transport.h"
 
@@ -21,19 +25,13 @@ namespace cohort::linkcheck {
 using transport::Bytes;
 using transport::PeerInfo;
 
-double CheckOptions::effectiveLinkTimeoutS() const {
-  return std::max(0.1, std::floor(std::min(linkTimeoutS, timeoutS / 3) * 10) / 10);
+double CheckOptions::effectiveTimeoutS(int size) const {
+  return timeoutS > 0 ? timeoutS : limits::defaultTimeoutS(size, repeat);
 }
 
-int roundCount(int size) { return size % 2 == 0 ? size - 1 : size; }
-
-int roundPeer(int rank, int round, int size) {
-  const int players = size % 2 == 0 ? size : size + 1;  // plus a "bye" when odd
-  const int fixed = players - 1;
-  const int m = players - 1;
-  int peer = rank == fixed ? round : ((2 * round - rank) % m + m) % m;
-  if (rank != fixed && peer == rank) peer = fixed;
-  return peer >= size ? -1 : peer;
+double CheckOptions::effectiveLinkTimeoutS(int size) const {
+  const double whole = effectiveTimeoutS(size);
+  return std::max(0.1, std::floor(std::min(linkTimeoutS, whole / 3) * 10) / 10);
 }
 
 namespace {
@@ -45,6 +43,7 @@ Clock::duration seconds(double s) {
 }
 
 Bytes textBytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
+
 std::string bytesText(const Bytes& b) { return std::string(b.begin(), b.end()); }
 
 // One rank's run of the check. Not thread-safe: the calling thread drives it
@@ -56,10 +55,14 @@ class LinkCheck {
             VerdictCallback onVerdict)
       : o_(o),
         onVerdict_(std::move(onVerdict)),
-        linkS_(o.effectiveLinkTimeoutS()),
+        timeoutS_(o.effectiveTimeoutS(me.size)),
+        linkS_(o.effectiveLinkTimeoutS(me.size)),
         start_(Clock::now()),
+        probeEnd_(start_ + seconds(timeoutS_ - std::max(limits::kReportMarginS,
+                                                        timeoutS_ * limits::kReportMarginShare))),
         store_(std::make_shared<transport::PrefixStore>(std::move(store), "linkcheck/")),
         bootstrap_(store_, me.rank, me.size),
+        heartbeat_(store_, me.rank, linkS_),
         me_(me),
         peers_(static_cast<std::size_t>(me.size)),
         links_(static_cast<std::size_t>(me.size)),
@@ -70,37 +73,56 @@ class LinkCheck {
  private:
   Status join();
   Status checkPeer(int p, const Bytes& blob, PeerInfo* out);
+  PlanMember planMember(int r, int processors, const std::string& box) const;
+  Status publishPlan();
+  PlanInput readPlan();
   Status setupLinks();
   Status connectLinks(Deadline deadline);
-  void probeLinks();
-  void probeWith(PairLink& link);
   RankView myView() const;
-  Status gather(CheckReport* report);
-  Status receiveVerdict(const RankView& mine, CheckReport* report);
+  Status gather(int round, CheckReport* report, Pairs* retry);
+  Pairs retryOf(int round, const CheckReport& report) const;
+  Status receiveVerdict(int round, const RankView& mine, CheckReport* report, Pairs* retry);
   MergeSettings settings() const;
   PairLink* link(int p) const { return links_[static_cast<std::size_t>(p)].get(); }
+  int processors() const { return me_.processors > 0 ? me_.processors : usableProcessors(); }
 
   const CheckOptions o_;
   const VerdictCallback onVerdict_;
+  const double timeoutS_;
   const double linkS_;
   const Clock::time_point start_;
-  Clock::time_point connectEnd_;  // when this rank's connect phase ends at the latest
+  const Clock::time_point probeEnd_;  // no probe starts after it
+  Clock::time_point connectEnd_;      // when this rank's connect phase ends at the latest
+  double firstPassesS_ = 0;           // how long this rank's first passes took
   std::shared_ptr<transport::Store> store_;
   transport::Bootstrap bootstrap_;
+  Heartbeat heartbeat_;  // beats from construction until the verdict is in
   const CheckMember me_;
   std::vector<std::optional<PeerInfo>> peers_;    // by peer: those that joined
   std::vector<std::unique_ptr<PairLink>> links_;  // by peer; null: self, or never joined
   std::vector<std::optional<LinkView>> absent_;   // by peer: why there is no link
 };
 
+// Connections stay open until this rank has the verdict: closing one right
+// after a probe could fail the peer's last send (it may not have seen its
+// message consumed yet), and the retry round probes some of them again.
 Status LinkCheck::run(CheckReport* report) {
   COHORT_RETURN_IF_ERROR(join());
+  if (me_.rank == 0) COHORT_RETURN_IF_ERROR(publishPlan());
   COHORT_RETURN_IF_ERROR(setupLinks());
-  probeLinks();
-  // Connections stay open until this rank has the verdict: closing one right
-  // after a probe could fail the peer's last send (it may not have seen its
-  // message consumed yet).
-  return gather(report);
+  PlanInput plan = readPlan();
+  ProbeRunner runner({o_.pings, o_.bandwidthBytes, linkS_}, me_.rank, &bootstrap_, &links_,
+                     &heartbeat_, connectEnd_, probeEnd_, timeoutS_);
+  const auto probing = Clock::now();
+  runner.run(ProbePlan::forRank(plan, me_.rank), 0);
+  firstPassesS_ = std::chrono::duration<double>(Clock::now() - probing).count();
+  for (int round = 0;; ++round) {
+    Pairs retry;
+    COHORT_RETURN_IF_ERROR(gather(round, report, &retry));
+    if (retry.empty()) return Status::Ok();
+    plan.only = std::move(retry);
+    runner.run(ProbePlan::forRank(plan, me_.rank), round + 1);
+  }
 }
 
 // A store failure (not a timeout) means this rank lost the job: it cannot go on.
@@ -110,6 +132,11 @@ Status lostStore(const Status& s, int rank) {
 
 Status LinkCheck::join() {
   const Bytes mine = me_.self.encode();
+  if (me_.rank != 0) {
+    const std::string box = me_.box.empty() ? bootId() : me_.box;
+    Status s = bootstrap_.send(0, "processors", textBytes(fmt::format("{} {}", processors(), box)));
+    if (!s.ok()) return lostStore(s, me_.rank);
+  }
   for (int p = 0; p < me_.size; ++p) {
     if (p == me_.rank) continue;
     Status s = bootstrap_.send(p, "peer-info", mine);
@@ -130,6 +157,7 @@ Status LinkCheck::join() {
     LinkView v;
     v.peer = p;
     v.stage = Stage::kJoin;
+    v.unreachable = s.code() == ErrorCode::kTimeout;
     v.cause = s.code() == ErrorCode::kTimeout
                   ? fmt::format("rank {} did not join within {:g} s", p, linkS_)
                   : s.message();
@@ -154,6 +182,56 @@ Status LinkCheck::checkPeer(int p, const Bytes& blob, PeerInfo* out) {
         transport::libraryVersionString(me.libraryVersion), me.protocolVersion);
   }
   return Status::Ok();
+}
+
+// What this rank knows of rank r for the plan: its host id if it joined, its
+// processors and machine if told (rank 0 is told by everyone).
+PlanMember LinkCheck::planMember(int r, int processors, const std::string& box) const {
+  const auto i = static_cast<std::size_t>(r);
+  PlanMember m;
+  m.processors = processors;
+  m.box = box;
+  if (r == me_.rank) m.hostId = me_.self.hostId;
+  if (r != me_.rank && peers_[i]) m.hostId = peers_[i]->hostId;
+  return m;
+}
+
+// Rank 0's view of the join decides the plan for everyone, so that every rank
+// walks the same steps even when ranks saw different late joiners.
+Status LinkCheck::publishPlan() {
+  std::vector<PlanMember> members;
+  members.push_back(planMember(0, processors(), me_.box.empty() ? bootId() : me_.box));
+  for (int p = 1; p < me_.size; ++p) {
+    int procs = 0;
+    std::string box;
+    Bytes blob;
+    if (peers_[static_cast<std::size_t>(p)] &&
+        bootstrap_.recv(p, "processors", &blob, at(start_ + seconds(linkS_))).ok()) {
+      std::istringstream(bytesText(blob)) >> procs >> box;  // "processors machine"
+    }
+    members.push_back(planMember(p, procs, box));
+  }
+  const PlanInput plan = makePlanInput(members, o_.repeat);
+  Status s = store_->set("plan", textBytes(planText(plan)));
+  return s.ok() ? Status::Ok() : lostStore(s, me_.rank);
+}
+
+PlanInput LinkCheck::readPlan() {
+  std::vector<PlanMember> members;
+  for (int r = 0; r < me_.size; ++r)
+    members.push_back(planMember(r, r == me_.rank ? processors() : 0, ""));
+  const PlanInput own = makePlanInput(members, o_.repeat);
+  Bytes blob;
+  PlanInput theirs;
+  const auto by = std::min(probeEnd_, Clock::now() + seconds(linkS_));
+  Status s = store_->get("plan", &blob, at(by));
+  if (s.ok()) s = planFromText(bytesText(blob), &theirs);
+  if (s.ok() && theirs.size == me_.size) return theirs;
+  COHORT_LOG(kWarn, "linkcheck",
+             "rank {}: no probe plan from rank 0 ({}); probing by this "
+             "rank's own view of the job",
+             me_.rank, s.message());
+  return own;
 }
 
 Status LinkCheck::setupLinks() {
@@ -202,48 +280,14 @@ Status LinkCheck::connectLinks(Deadline deadline) {
   for (int p = 0; p < me_.size; ++p) {
     PairLink* l = link(p);
     if (l == nullptr) continue;
-    const std::string status = l->connected() ? "ok" : l->view().cause + "\n" + l->view().detail;
+    const LinkView& v = l->view();
+    const std::string status =
+        l->connected() ? "ok"
+                       : fmt::format("fail\n{}\n{}\n{}", v.unreachable ? 1 : 0, v.cause, v.detail);
     Status s = bootstrap_.send(p, "connected", textBytes(status));
     if (!s.ok()) return lostStore(s, me_.rank);
   }
   return Status::Ok();
-}
-
-void LinkCheck::probeLinks() {
-  for (int round = 0; round < roundCount(me_.size); ++round) {
-    const int p = roundPeer(me_.rank, round, me_.size);
-    if (p >= 0 && link(p) != nullptr && link(p)->connected()) probeWith(*link(p));
-  }
-}
-
-void LinkCheck::probeWith(PairLink& l) {
-  const auto end = start_ + seconds(o_.timeoutS - std::max(1.0, o_.timeoutS / 10));
-  if (Clock::now() >= end) {
-    return l.fail(
-        Stage::kProbe,
-        makeError(ErrorCode::kTimeout, "the check's {:g} s ran out before the probe", o_.timeoutS),
-        fmt::format("not probed: the check's {:g} s timeout ran out", o_.timeoutS));
-  }
-  // A peer with a link that cannot connect says how its ends went only when its
-  // connect phase ends, a link timeout after it began (with ours: both start when
-  // the last rank has joined). Wait for that plus a link timeout, not a link
-  // timeout from now, or a healthy link to that peer is reported dead.
-  const auto answerBy = std::max(Clock::now(), connectEnd_) + seconds(linkS_);
-  Bytes theirs;
-  Status s = bootstrap_.recv(l.peer(), "connected", &theirs, at(std::min(end, answerBy)));
-  const std::string text = bytesText(theirs);
-  if (!s.ok()) {
-    return l.fail(Stage::kConnect, s,
-                  fmt::format("rank {} stopped answering ({})", l.peer(), shortCause(s, linkS_)));
-  }
-  if (text != "ok") {
-    const std::size_t nl = text.find('\n');
-    l.fail(Stage::kConnect, Status(ErrorCode::kConnectionError, text.substr(nl + 1)),
-           text.substr(0, nl));
-    return l.close();
-  }
-  // The probe's own link timeout starts now, however long the answer took.
-  l.probe(o_.pings, o_.bandwidthBytes, at(std::min(end, Clock::now() + seconds(linkS_))));
 }
 
 RankView LinkCheck::myView() const {
@@ -262,41 +306,48 @@ RankView LinkCheck::myView() const {
 }
 
 MergeSettings LinkCheck::settings() const {
-  return MergeSettings{o_.timeoutS,       linkS_,   o_.minGbps,
-                       o_.bandwidthBytes, o_.pings, me_.tableAddresses};
+  return MergeSettings{timeoutS_, linkS_,    o_.rules, o_.bandwidthBytes,
+                       o_.pings,  o_.repeat, me_.table};
 }
 
-Status LinkCheck::gather(CheckReport* report) {
+// The links to probe again after `round`: those the verdict flags, while retry
+// rounds are left and the time left is at least what the first passes took.
+Pairs LinkCheck::retryOf(int round, const CheckReport& r) const {
+  if (round >= limits::kRetryRounds || Clock::now() + seconds(firstPassesS_) >= probeEnd_) {
+    return {};
+  }
+  return linksToRetry(r, round + 1);
+}
+
+// Every rank sends its view of the round; rank 0 merges them and decides: the
+// verdict, or links to retry (view_exchange.h).
+Status LinkCheck::gather(int round, CheckReport* report, Pairs* retry) {
   const RankView mine = myView();
-  Status s = store_->set(fmt::format("view/{}", me_.rank), textBytes(mine.toJson()));
+  Status s = store_->set(fmt::format("view/{}/{}", round, me_.rank), textBytes(mine.toJson()));
   if (!s.ok()) return lostStore(s, me_.rank);
-  if (me_.rank != 0) return receiveVerdict(mine, report);
+  if (me_.rank != 0) return receiveVerdict(round, mine, report, retry);
   std::vector<std::optional<RankView>> views(static_cast<std::size_t>(me_.size));
   views[0] = mine;
-  const Deadline deadline = at(start_ + seconds(o_.timeoutS));
-  for (int p = 1; p < me_.size; ++p) {
-    Bytes blob;
-    s = store_->get(fmt::format("view/{}", p), &blob, deadline);
-    if (!s.ok() && s.code() != ErrorCode::kTimeout) return lostStore(s, me_.rank);
-    RankView v;
-    if (s.ok()) s = RankView::fromJson(bytesText(blob), &v);
-    if (!s.ok()) {
-      COHORT_LOG(kInfo, "linkcheck", "no view from rank {}: {}", p, s.message());
-      continue;
-    }
-    views[static_cast<std::size_t>(p)] = v;
-  }
-  *report = mergeViews(me_.size, views, settings());
-  if (onVerdict_) onVerdict_(*report);
-  s = store_->set("report", textBytes(report->toJson()));
+  s = collectViews(*store_, heartbeat_, round, start_ + seconds(timeoutS_), &views);
   if (!s.ok()) return lostStore(s, me_.rank);
-  return Status::Ok();
+  CheckReport merged = mergeViews(me_.size, views, settings());
+  *retry = retryOf(round, merged);
+  if (retry->empty()) {
+    *report = std::move(merged);
+    if (onVerdict_) onVerdict_(*report);
+  } else {
+    COHORT_LOG(kInfo, "linkcheck", "round {}: probing {} link(s) again", round + 1, retry->size());
+  }
+  s = store_->set(fmt::format("decision/{}", round), textBytes(decisionText(*report, *retry)));
+  return s.ok() ? Status::Ok() : lostStore(s, me_.rank);
 }
 
-Status LinkCheck::receiveVerdict(const RankView& mine, CheckReport* report) {
+Status LinkCheck::receiveVerdict(int round, const RankView& mine, CheckReport* report,
+                                 Pairs* retry) {
   Bytes blob;
-  Status s = store_->get("report", &blob, at(start_ + seconds(o_.timeoutS + linkS_)));
-  if (s.ok()) s = CheckReport::fromJson(bytesText(blob), report);
+  Status s = store_->get(fmt::format("decision/{}", round), &blob,
+                         at(start_ + seconds(timeoutS_ + linkS_)));
+  if (s.ok()) s = parseDecision(bytesText(blob), report, retry);
   if (s.ok()) return Status::Ok();
   std::vector<std::optional<RankView>> views(static_cast<std::size_t>(me_.size));
   views[static_cast<std::size_t>(me_.rank)] = mine;

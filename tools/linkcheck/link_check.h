@@ -4,14 +4,15 @@
 //   2. set up   per peer, transports of the link's own (their blobs go through
 //               the store), so one failing link never stops the others;
 //   3. connect  every link at once, each on its own thread, with its own deadline;
-//   4. probe    pings and a bandwidth probe, in rounds where every rank meets one
-//               peer (a round-robin tournament), so probes never wait in a cycle
-//               and never share a rank's CPU;
+//   4. probe    --repeat passes over every pair, then retry passes for links
+//               whose samples scatter too widely (probe_plan.h: rounds of
+//               disjoint pairs, split so that a node never runs more probe ends
+//               at once than it has processors);
 //   5. report   every rank's view goes to rank 0, which judges each link from
-//               both ends and sends the verdict back to everyone.
+//               both ends and against its class, and sends the verdict back.
 //
 // A failing link is recorded with its cause and the check goes on; a rank that
-// never joins has all its links reported bad once the join deadline passes.
+// never joins, or stops answering, has its links reported unreachable.
 #pragma once
 
 #include <functional>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "tools/linkcheck/link_views.h"
+#include "tools/linkcheck/probe_plan.h"
 #include "transport/handshake.h"
 #include "transport/peer_info.h"
 #include "transport/store.h"
@@ -27,15 +29,19 @@
 namespace cohort::linkcheck {
 
 struct CheckOptions {
-  double timeoutS = 30;                  ///< the whole check
-  double linkTimeoutS = 10;              ///< joining, and each link's set-up, connect and probe
-  std::size_t bandwidthBytes = 4 << 20;  ///< 0 = pings only
-  int pings = 5;
-  double minGbps = 0;  ///< links measured slower are flagged
+  double timeoutS = 0;  ///< the whole check; 0 = limits::defaultTimeoutS for the job
+  double linkTimeoutS = limits::kDefaultLinkTimeoutS;  ///< joining; each link's connect, probe
+  std::size_t bandwidthBytes = limits::kDefaultBandwidthBytes;  ///< 0 = pings only
+  int pings = limits::kDefaultPings;
+  int repeat = limits::kDefaultRepeat;  ///< samples per link
+  VerdictRules rules;
 
+  /// The whole timeout for a job of `size` ranks.
+  double effectiveTimeoutS(int size) const;
   /// The link timeout actually used: at most a third of the whole timeout (so the
-  /// join, connect and probe phases all fit in it), in tenths of a second.
-  double effectiveLinkTimeoutS() const;
+  /// join, connect and probe phases all fit in it), in tenths of a second. Before
+  /// the job's size is known (size 0), the smallest default timeout counts.
+  double effectiveLinkTimeoutS(int size = 0) const;
 };
 
 /// This rank, as the check needs it. A plain value.
@@ -44,7 +50,9 @@ struct CheckMember {
   int size = 0;
   transport::PeerInfo self;  ///< rank, hostId, hostname, pid, address, versions
   transport::JobToken token;
-  std::vector<std::string> tableAddresses;  ///< per rank from a rank table ("" = unknown)
+  int processors = 0;            ///< this node's processors for probes; 0 = usableProcessors()
+  std::string box;               ///< the machine whose processors it shares; "" = bootId()
+  std::vector<TableRank> table;  ///< per rank from a rank table (empty: none)
 };
 
 using VerdictCallback = std::function<void(const CheckReport&)>;
@@ -66,10 +74,5 @@ Status runLinkCheck(const CheckOptions& options, std::shared_ptr<transport::Stor
 /// others printed: a launcher stops a machine's other ranks when one exits 1.
 void awaitVerdictReaders(std::shared_ptr<transport::Store> store, const CheckReport& report,
                          int rank, double maxSeconds);
-
-/// Round-robin tournament: this rank's peer in `round` (0 .. roundCount-1), or -1
-/// when it sits the round out. Symmetric: roundPeer(roundPeer(r, k), k) == r.
-int roundPeer(int rank, int round, int size);
-int roundCount(int size);
 
 }  // namespace cohort::linkcheck

@@ -37,8 +37,10 @@ const char* statusName(LinkStatus status) {
       return "ok";
     case LinkStatus::kSlow:
       return "slow";
-    case LinkStatus::kLoss:
-      return "loss";
+    case LinkStatus::kUnstable:
+      return "unstable";
+    case LinkStatus::kUnreachable:
+      return "unreachable";
     case LinkStatus::kBad:
       return "bad";
   }
@@ -47,14 +49,31 @@ const char* statusName(LinkStatus status) {
 
 namespace {
 
+// Samples as [[rttUs, gbps, lost, round, pass], ...]: every one, compactly.
+json samplesJson(const std::vector<LinkSample>& samples) {
+  json out = json::array();
+  for (const LinkSample& s : samples) {
+    out.push_back({s.rttUs, s.gbps, s.lost, s.round, s.pass});
+  }
+  return out;
+}
+
+std::vector<LinkSample> samplesFrom(const json& j) {
+  std::vector<LinkSample> out;
+  for (const json& s : j) {
+    out.push_back({s.at(0).get<double>(), s.at(1).get<double>(), s.at(2).get<double>(),
+                   s.at(3).get<int>(), s.at(4).get<int>()});
+  }
+  return out;
+}
+
 json linkViewJson(const LinkView& l) {
   return {{"peer", l.peer},
           {"ok", l.ok},
           {"stage", static_cast<int>(l.stage)},
-          {"lost", l.lost},
+          {"unreachable", l.unreachable},
           {"transport", l.transport},
-          {"rttUs", l.rttUs},
-          {"gbps", l.gbps},
+          {"samples", samplesJson(l.samples)},
           {"cause", l.cause},
           {"detail", l.detail}};
 }
@@ -64,10 +83,9 @@ LinkView linkViewFrom(const json& j) {
   l.peer = j.at("peer").get<int>();
   l.ok = j.at("ok").get<bool>();
   l.stage = static_cast<Stage>(std::clamp(j.at("stage").get<int>(), 0, 5));
-  l.lost = j.at("lost").get<bool>();
+  l.unreachable = j.at("unreachable").get<bool>();
   l.transport = j.at("transport").get<std::string>();
-  l.rttUs = j.at("rttUs").get<double>();
-  l.gbps = j.at("gbps").get<double>();
+  l.samples = samplesFrom(j.at("samples"));
   l.cause = j.at("cause").get<std::string>();
   l.detail = j.at("detail").get<std::string>();
   return l;
@@ -82,15 +100,49 @@ json verdictJson(const LinkVerdict& v, const CheckReport& r) {
           {"transport", v.transport},
           {"rttUs", v.rttUs},
           {"gbps", v.gbps},
+          {"spread", v.spread},
+          {"classMedianGbps", v.classMedianGbps},
+          {"classLinks", v.classLinks},
+          {"disturbed", v.disturbed},
+          {"samples", samplesJson(v.samples)},
           {"cause", v.cause},
           {"detail", v.detail}};
 }
 
-LinkStatus statusFrom(const std::string& name) {
-  for (LinkStatus s : {LinkStatus::kOk, LinkStatus::kSlow, LinkStatus::kLoss}) {
-    if (name == statusName(s)) return s;
+LinkVerdict verdictFrom(const json& l) {
+  LinkVerdict v;
+  v.a = l.at("a").get<int>();
+  v.b = l.at("b").get<int>();
+  v.status = LinkStatus::kBad;
+  for (LinkStatus s :
+       {LinkStatus::kOk, LinkStatus::kSlow, LinkStatus::kUnstable, LinkStatus::kUnreachable}) {
+    if (l.at("status").get<std::string>() == statusName(s)) v.status = s;
   }
-  return LinkStatus::kBad;
+  v.transport = l.at("transport").get<std::string>();
+  v.rttUs = l.at("rttUs").get<double>();
+  v.gbps = l.at("gbps").get<double>();
+  v.spread = l.at("spread").get<double>();
+  v.classMedianGbps = l.at("classMedianGbps").get<double>();
+  v.classLinks = l.at("classLinks").get<int>();
+  v.disturbed = l.at("disturbed").get<bool>();
+  v.samples = samplesFrom(l.at("samples"));
+  v.cause = l.at("cause").get<std::string>();
+  v.detail = l.at("detail").get<std::string>();
+  return v;
+}
+
+json rankJson(const RankEntry& e) {
+  return {{"rank", e.rank},         {"address", e.address},   {"tableAddress", e.tableAddress},
+          {"serverId", e.serverId}, {"hostname", e.hostname}, {"reported", e.reported}};
+}
+
+RankEntry rankFrom(const json& e) {
+  return {e.at("rank").get<int>(),
+          e.at("address").get<std::string>(),
+          e.at("tableAddress").get<std::string>(),
+          e.at("serverId").get<std::string>(),
+          e.at("hostname").get<std::string>(),
+          e.at("reported").get<bool>()};
 }
 
 // Parses and converts; any exception becomes kParseError naming `what`.
@@ -141,28 +193,30 @@ const LinkVerdict* CheckReport::find(int a, int b) const {
   return nullptr;
 }
 
-std::string CheckReport::addressOf(int rank) const {
-  if (rank < 0 || rank >= static_cast<int>(ranks.size()) ||
-      ranks[static_cast<std::size_t>(rank)].address.empty()) {
-    return "address unknown";
+std::string CheckReport::nameOf(int rank, const std::string& transport) const {
+  if (rank < 0 || rank >= static_cast<int>(ranks.size())) return "address unknown";
+  const RankEntry& e = ranks[static_cast<std::size_t>(rank)];
+  if (e.tableAddress.empty()) return e.address.empty() ? "address unknown" : e.address;
+  std::string name = e.tableAddress;
+  // shm links use no address: the one the tcp links used would only mislead.
+  if (transport != "shm" && !e.address.empty() && e.address != e.tableAddress) {
+    name += " via " + e.address;
   }
-  return ranks[static_cast<std::size_t>(rank)].address;
+  if (!e.serverId.empty() && e.serverId != e.tableAddress) name += ", server " + e.serverId;
+  return name;
 }
 
 std::string CheckReport::toJson() const {
   std::string out = fmt::format(
       "{{\n\"ok\": {},\n\"size\": {},\n\"timeoutS\": {},\n\"linkTimeoutS\": {},\n"
-      "\"minGbps\": {},\n\"bandwidthBytes\": {},\n\"pings\": {},\n\"badLinks\": {},\n"
-      "\"problems\": {},\n\"ranks\": [",
+      "\"rules\": {},\n\"bandwidthBytes\": {},\n\"pings\": {},\n\"repeat\": {},\n"
+      "\"badLinks\": {},\n\"problems\": {},\n\"ranks\": [",
       allGood() ? "true" : "false", size, json(timeoutS).dump(), json(linkTimeoutS).dump(),
-      json(minGbps).dump(), bandwidthBytes, pings, badLinks(), json(problems).dump());
+      json{{"minGbps", rules.minGbps}, {"maxRttUs", rules.maxRttUs}, {"minRatio", rules.minRatio}}
+          .dump(),
+      bandwidthBytes, pings, repeat, badLinks(), json(problems).dump());
   for (std::size_t i = 0; i < ranks.size(); ++i) {
-    const RankEntry& e = ranks[i];
-    out += (i == 0 ? "\n" : ",\n") + json{{"rank", e.rank},
-                                          {"address", e.address},
-                                          {"hostname", e.hostname},
-                                          {"reported", e.reported}}
-                                         .dump();
+    out += (i == 0 ? "\n" : ",\n") + rankJson(ranks[i]).dump();
   }
   out += "\n],\n\"links\": [";
   for (std::size_t i = 0; i < links.size(); ++i) {
@@ -177,21 +231,16 @@ Status CheckReport::fromJson(const std::string& text, CheckReport* out) {
     r.size = j.at("size").get<int>();
     r.timeoutS = j.at("timeoutS").get<double>();
     r.linkTimeoutS = j.at("linkTimeoutS").get<double>();
-    r.minGbps = j.at("minGbps").get<double>();
+    const json& rules = j.at("rules");
+    r.rules.minGbps = rules.at("minGbps").get<double>();
+    r.rules.maxRttUs = rules.at("maxRttUs").get<double>();
+    r.rules.minRatio = rules.at("minRatio").get<double>();
     r.bandwidthBytes = j.at("bandwidthBytes").get<std::size_t>();
     r.pings = j.at("pings").get<int>();
+    r.repeat = j.at("repeat").get<int>();
     r.problems = j.at("problems").get<std::vector<std::string>>();
-    for (const json& e : j.at("ranks")) {
-      r.ranks.push_back({e.at("rank").get<int>(), e.at("address").get<std::string>(),
-                         e.at("hostname").get<std::string>(), e.at("reported").get<bool>()});
-    }
-    for (const json& l : j.at("links")) {
-      r.links.push_back({l.at("a").get<int>(), l.at("b").get<int>(),
-                         statusFrom(l.at("status").get<std::string>()),
-                         l.at("transport").get<std::string>(), l.at("rttUs").get<double>(),
-                         l.at("gbps").get<double>(), l.at("cause").get<std::string>(),
-                         l.at("detail").get<std::string>()});
-    }
+    for (const json& e : j.at("ranks")) r.ranks.push_back(rankFrom(e));
+    for (const json& l : j.at("links")) r.links.push_back(verdictFrom(l));
     *out = std::move(r);
   });
 }

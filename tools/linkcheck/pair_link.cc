@@ -73,6 +73,12 @@ std::string shortCause(const Status& s, double timeoutS) {
   return errorString(s.code());
 }
 
+bool silentFailure(const Status& s) {
+  const std::string& m = s.message();
+  return s.code() == ErrorCode::kTimeout || contains(m, "unreachable") ||
+         contains(m, "No route to host");
+}
+
 PairLink::PairLink(const transport::TransportContext& context, const transport::PeerInfo& peer,
                    double timeoutS)
     : context_(context), peer_(peer), timeoutS_(timeoutS) {
@@ -134,29 +140,80 @@ void PairLink::connect(const Bytes& peerBlob) {
        "no transport");
 }
 
-void PairLink::probe(int pings, std::size_t bandwidthBytes, Deadline deadline) {
+bool PairLink::meet(Clock::time_point until, const std::function<bool()>& peerAlive) {
+  if (!connected()) return false;
+  constexpr auto kSlice = std::chrono::milliseconds(50);
+  std::uint64_t mine = 0x6d656574, theirs = 0;  // "meet"
+  Status s = conn_->postSend(&mine, sizeof(mine));
+  if (s.ok()) s = conn_->postRecv(&theirs, sizeof(theirs));
+  const std::string what =
+      fmt::format("rank {} waiting for rank {} to probe", context_.rank, peer_.rank);
+  const auto start = Clock::now();
+  while (s.ok() || s.code() == ErrorCode::kTimeout) {
+    transport::Connection* one = conn_.get();
+    const auto slice = std::min(until, Clock::now() + kSlice);
+    s = transport::waitIdle(&one, 1, Deadline::after(slice - Clock::now()), what);
+    if (s.ok()) return true;
+    if (s.code() != ErrorCode::kTimeout) break;
+    const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    if (Clock::now() >= until) {
+      fail(Stage::kProbe, s,
+           "the check's time ran out waiting for the peer (give it a longer "
+           "--timeout)",
+           false);
+      close();
+      return false;
+    }
+    if (!peerAlive()) {
+      fail(Stage::kProbe, s,
+           fmt::format("rank {} stopped answering: no sign of life for {:g} s", peer_.rank,
+                       timeoutS_),
+           true);
+      COHORT_LOG(kInfo, "linkcheck", "rank {}: rank {} silent after {:.1f} s", context_.rank,
+                 peer_.rank, waited);
+      close();
+      return false;
+    }
+  }
+  fail(Stage::kProbe, s, shortCause(s, timeoutS_));
+  close();
+  return false;
+}
+
+void PairLink::probe(int pings, std::size_t bandwidthBytes, Deadline deadline, bool checkEnds,
+                     bool record, int round, int pass) {
   if (!connected()) return;
   transport::LinkResult r;
   const Status s =
       transport::probeLink(*conn_, context_.rank < peer_.rank, pings, bandwidthBytes, deadline, &r);
   if (s.ok()) {
+    if (!record) return;
     view_.ok = true;
-    view_.rttUs = r.rttUs;
-    view_.gbps = r.gbps;
+    view_.samples.push_back({r.rttUs, r.gbps, r.lostShare, round, pass});
     return;
   }
-  const bool lost = s.code() == ErrorCode::kTimeout;
-  fail(Stage::kProbe, s,
-       lost ? fmt::format("probe messages lost: no answer within {:g} s", timeoutS_)
-            : shortCause(s, timeoutS_));
-  view_.lost = lost;
+  if (s.code() == ErrorCode::kTimeout && checkEnds) {
+    fail(Stage::kProbe, s, "the check's time ran out during a probe (give it a longer --timeout)",
+         false);
+  } else if (s.code() == ErrorCode::kTimeout) {
+    fail(Stage::kProbe, s,
+         fmt::format("rank {} stopped answering: no answer within {:g} s", peer_.rank, timeoutS_),
+         true);
+  } else {
+    fail(Stage::kProbe, s, shortCause(s, timeoutS_));
+  }
   close();
 }
 
 void PairLink::fail(Stage stage, const Status& status, const std::string& cause) {
+  fail(stage, status, cause, silentFailure(status));
+}
+
+void PairLink::fail(Stage stage, const Status& status, const std::string& cause, bool unreachable) {
   if (failed()) return;
   view_.ok = false;
   view_.stage = stage;
+  view_.unreachable = unreachable;
   view_.cause = cause;
   view_.detail = status.message();
 }

@@ -1,6 +1,6 @@
-// The text form of a link check report: N×N matrices of status, latency and
-// bandwidth, then one line per link naming both ranks, their addresses and, for
-// a bad link, the cause.
+// The text form of a link check report: N×N matrices of status, latency,
+// bandwidth and spread (flagged links marked), then one line per link naming
+// both ranks as the rank table does and, for a flagged link, the cause.
 #pragma once
 
 #include <string>
@@ -15,7 +15,10 @@ std::string formatReport(const CheckReport& report);
 
 /// "rank 0 (10.0.0.1) <-> rank 2 (10.0.0.3): timed out after 10 s" for each link
 /// that is not ok (only those of `onlyRank` when it is >= 0), each prefixed with
-/// its status ("BAD ", "SLOW ", "LOSS ").
+/// its status ("BAD ", "SLOW ", "UNSTABLE ", "UNREACHABLE ").
 std::vector<std::string> badLinkLines(const CheckReport& report, int onlyRank = -1);
+
+/// "BAD", "SLOW", ...: the status as the report prints it.
+std::string statusWord(LinkStatus status);
 
 }  // namespace cohort::linkcheck
