@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "common/xml.h"
 #include "tools/linkcheck/report_text.h"
 
 namespace cohort::linkcheck {
@@ -68,29 +69,6 @@ const char* letter(LinkStatus s) {
   return "";
 }
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string cell(const CheckReport& r, const LinkVerdict& v, int x, int y, int c) {
   const Swatch s = swatch(r, v);
   const bool flagged = v.status != LinkStatus::kOk;
@@ -104,7 +82,7 @@ std::string cell(const CheckReport& r, const LinkVerdict& v, int x, int y, int c
         flagged ? statusWord(v.status) + ": " + v.cause
                 : fmt::format("{} {} GB/s, {:.1f} us", v.transport, gbpsText(v.gbps), v.rttUs);
     out += fmt::format("><title>rank {} &lt;-&gt; rank {}: {}</title></rect>\n", v.a, v.b,
-                       escape(what));
+                       xmlEscape(what));
   } else {
     out += "/>\n";
   }
@@ -125,7 +103,7 @@ std::string legend(int x, int y) {
         fmt::format(R"(<rect x="{}" y="{}" width="12" height="12" fill="{}"/>)", x, y + dy, s.fill);
     out += fmt::format(R"(<text x="{}" y="{}" font-size="12" font-family="sans-serif">{}</text>)"
                        "\n",
-                       x + 18, y + dy + 11, escape(s.label));
+                       x + 18, y + dy + 11, xmlEscape(s.label));
     dy += 18;
   }
   return out + fmt::format(R"(<text x="{}" y="{}" font-size="12" font-family="sans-serif">)"

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "common/xml.h"
 #include "tools/perf/report_files.h"
 
 namespace cohort::perf {
@@ -18,29 +19,6 @@ constexpr double kWidth = 860, kHeight = 520;
 constexpr double kLeft = 70, kRight = 220, kTop = 40, kBottom = 60;  // margins
 const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                          "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-
-std::string escapeXml(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 std::string sizeLabel(double bytes) {
   const char* units[] = {"", "K", "M", "G", "T"};
@@ -135,7 +113,7 @@ std::string seriesSvg(const Axes& a, const BlockResult& b, int index) {
       "<title>{2}</title></polyline>\n{3}"
       "<line x1=\"{4}\" y1=\"{5}\" x2=\"{6}\" y2=\"{5}\" stroke=\"{0}\" "
       "stroke-width=\"2\"/>\n<text x=\"{7}\" y=\"{8}\">{2}</text>\n",
-      color, points, escapeXml(b.name), dots, lx, ly, lx + 20, lx + 26, ly + 4);
+      color, points, xmlEscape(b.name), dots, lx, ly, lx + 20, lx + 26, ly + 4);
 }
 
 }  // namespace
@@ -149,7 +127,7 @@ std::string svgPlot(const RunInfo& info, const std::vector<BlockResult>& blocks)
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"{2}\" y=\"24\" font-size=\"15\">{3}</text>\n",
       kWidth, kHeight, kLeft,
-      escapeXml(fmt::format("cohort-perf {}: busbw vs size, {} ranks, {} node(s), transport {}",
+      xmlEscape(fmt::format("cohort-perf {}: busbw vs size, {} ranks, {} node(s), transport {}",
                             info.libraryVersion, info.nranks, info.nodes, info.transport)));
   s += axesSvg(a);
   int index = 0;
