@@ -34,8 +34,7 @@ constexpr std::size_t kMaxNoteText = 2048;
 // that margin, so that the caller still sees this rank's error, naming the peer,
 // and not the watchdog's, even when the store cannot be reached (a cut link). An
 // early failure (a peer died) has all the time it needs.
-Deadline spreadDeadline(Deadline opDeadline) {
-  const long long limitMs = 1000LL * Config::global().execTimeoutS;
+Deadline spreadDeadline(Deadline opDeadline, long long limitMs) {
   if (limitMs == 0 || opDeadline.isNever()) return Deadline::never();
   const std::chrono::milliseconds half(std::min(limitMs / 10, 1000LL) / 2);
   return Deadline::after(opDeadline.at() - Clock::now() + half);
@@ -93,7 +92,7 @@ std::string Communicator::Impl::failureKey(int r) const {
 Status Communicator::Impl::spreadFailure(Status s, Deadline opDeadline) {
   if (failureSpread_) return s;
   failureSpread_ = true;
-  const Deadline by = spreadDeadline(opDeadline);
+  const Deadline by = spreadDeadline(opDeadline, execTimeoutMs());
   // A peer that left: did it fail first, and why? Its cause becomes ours (a
   // rank whose neighbour timed out reports the timeout and the late rank).
   const int peer = namedPeer(s.message(), rank);

@@ -60,6 +60,10 @@ class Communicator::Impl {
 
   int rank = 0, size = 0, device = -1, localRank = 0, localSize = 1, nodes = 1;
   std::string prefix;
+  /// CommOptions::execTimeoutMs (-1: COHORT_EXEC_TIMEOUT); set once, before any operation.
+  long execTimeoutMsOption = -1;
+  /// The exec timeout in force, in ms (0 = never).
+  long execTimeoutMs() const;
   /// What the last operation chose; written by whichever thread runs
   /// operations, read by the user's (lastChoice()) under choiceMu_.
   std::string lastChoice;

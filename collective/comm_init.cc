@@ -245,8 +245,10 @@ Status Communicator::Impl::split(int color, int key, std::unique_ptr<Impl>* out)
   for (std::size_t i = 0; i < members.size(); ++i) {
     if (members[i].second == rank) newRank = static_cast<int>(i);
   }
-  return create(store_, fmt::format("{}/split{}/color{}", prefix, splitId, color), token_,
-                newRank, static_cast<int>(members.size()), device, out);
+  COHORT_RETURN_IF_ERROR(create(store_, fmt::format("{}/split{}/color{}", prefix, splitId, color),
+                                token_, newRank, static_cast<int>(members.size()), device, out));
+  (*out)->execTimeoutMsOption = execTimeoutMsOption;
+  return Status::Ok();
 }
 
 void Communicator::Impl::abort() { aborted_.store(true); }
@@ -265,15 +267,19 @@ void Communicator::Impl::setAsyncError(const Status& s) {
   }
 }
 
+long Communicator::Impl::execTimeoutMs() const {
+  return execTimeoutMsOption >= 0 ? execTimeoutMsOption : 1000L * Config::global().execTimeoutS;
+}
+
 // The caller's stream waits for the operation's completion event under a
 // watchdog of the same COHORT_EXEC_TIMEOUT (runtime), started a moment before the
 // operation itself. The operation gives up a little earlier (a tenth, at most
 // 1 s), so that its own error, naming the step and the late peer, is what the
 // caller sees rather than the watchdog's.
 Deadline Communicator::Impl::execDeadline() const {
-  const int s = Config::global().execTimeoutS;
-  if (s == 0) return Deadline::never();
-  const std::chrono::milliseconds limit(1000LL * s);
+  const long ms = execTimeoutMs();
+  if (ms == 0) return Deadline::never();
+  const std::chrono::milliseconds limit(ms);
   return Deadline::afterCoarse(limit - std::min<std::chrono::milliseconds>(
                                             limit / 10, std::chrono::seconds(1)));
 }
@@ -320,6 +326,7 @@ Status Communicator::initRank(const UniqueId& id, int nranks, int rank,
   COHORT_RETURN_IF_ERROR(recordError(runtime::getDevice(&device)));
   std::unique_ptr<Impl> impl;
   COHORT_RETURN_IF_ERROR(recordError(Impl::create(store, "c", info.token, rank, nranks, device, &impl)));
+  impl->execTimeoutMsOption = options.execTimeoutMs;
   out->reset(new Communicator(std::move(impl)));
   return Status::Ok();
 }
@@ -353,7 +360,8 @@ Status Communicator::initFromEnvironment(std::unique_ptr<Communicator>* out) {
 }
 
 Status Communicator::initFromRankTable(const std::string& path, int rank,
-                                       std::unique_ptr<Communicator>* out) {
+                                       std::unique_ptr<Communicator>* out,
+                                       const CommOptions& commOptions) {
   if (out == nullptr) return recordError(Status(ErrorCode::kInvalidArgument, "initFromRankTable: out is null"));
   ranktable::LoadOptions options;
   options.ownRank = rank;
@@ -414,6 +422,7 @@ Status Communicator::initFromRankTable(const std::string& path, int rank,
     s = Status(s.code(), s.message() + neverJoined(spec, *store));
   }
   COHORT_RETURN_IF_ERROR(recordError(s));
+  impl->execTimeoutMsOption = commOptions.execTimeoutMs;
   out->reset(new Communicator(std::move(impl)));
   return Status::Ok();
 }
@@ -497,6 +506,7 @@ Status Communicator::subCommunicator(const std::vector<int>& ranks,
   COHORT_RETURN_IF_ERROR(recordError(Impl::create(
       impl_->store_, impl_->prefix + "/" + key, impl_->token_, static_cast<int>(pos - ranks.begin()),
       static_cast<int>(ranks.size()), impl_->device, &impl)));
+  impl->execTimeoutMsOption = impl_->execTimeoutMsOption;
   out->reset(new Communicator(std::move(impl)));
   return Status::Ok();
 }

@@ -302,7 +302,12 @@ Status Communicator::Impl::concludeOp(const OpDesc& op, std::uint64_t historyId,
     const std::string what = op.describe();
     const std::string limit =
         s.code() == ErrorCode::kTimeout
-            ? fmt::format(" (COHORT_EXEC_TIMEOUT is {} s){}", Config::global().execTimeoutS,
+            ? fmt::format(" ({}){}",
+                          execTimeoutMsOption < 0
+                              ? fmt::format("COHORT_EXEC_TIMEOUT is {} s",
+                                            Config::global().execTimeoutS)
+                              : fmt::format("the communicator's exec timeout is {} ms",
+                                            execTimeoutMsOption),
                           stoppedPeers(peers_, rank))
             : "";
     s = makeError(s.code(), "rank {}: {}{}{}", rank,

@@ -57,6 +57,12 @@ struct UniqueId {
 /// Per-communicator settings (defaults come from COHORT_* variables).
 struct CommOptions {
   std::string name;  ///< for logs
+  /// How long one operation may run before it fails with kTimeout, in ms: what a
+  /// framework's per-group timeout becomes (torch.distributed's `timeout`). -1 =
+  /// COHORT_EXEC_TIMEOUT; 0 = never. Sub-communicators (split, subCommunicator) inherit
+  /// it. The runtime's watchdog on the caller's stream stays COHORT_EXEC_TIMEOUT, so a
+  /// longer value than that is cut to it.
+  long execTimeoutMs = -1;
 };
 
 struct SendRecvItem {
@@ -94,7 +100,8 @@ class Communicator {
   /// COHORT_JOB_TOKEN (else a hash of the table). Uses the rank's device_id from
   /// the table if the calling thread has no current device.
   static Status initFromRankTable(const std::string& path, int rank,
-                                  std::unique_ptr<Communicator>* out);
+                                  std::unique_ptr<Communicator>* out,
+                                  const CommOptions& options = {});
   /// N ranks driven by N threads of this process, on `devices` (like
   /// HcclCommInitAll). out[i] is rank i on devices[i].
   static Status initAll(const std::vector<int>& devices,

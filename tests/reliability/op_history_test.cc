@@ -204,5 +204,42 @@ TEST(OpHistoryTest, TimedOutOperationNamesTheLateRankAndLogsTheHistory) {
   EXPECT_NE(log.find("last wait: allreduce #1"), std::string::npos) << log;
 }
 
+// A communicator's own exec timeout (CommOptions::execTimeoutMs: what a framework's
+// per-group timeout becomes) replaces COHORT_EXEC_TIMEOUT (2 s here) for its operations,
+// and its error says which limit it was.
+TEST(OpHistoryTest, ACommunicatorsOwnExecTimeoutIsTheLimit) {
+  UniqueId id;
+  ASSERT_OK(Communicator::getUniqueId(&id));
+  std::unique_ptr<Communicator> comms[2];
+  Status inits[2];
+  std::thread joins[2];
+  for (int r = 0; r < 2; ++r) {
+    joins[r] = std::thread([&, r] {
+      inits[r] = runtime::setDevice(r);
+      CommOptions options;
+      options.execTimeoutMs = 700;
+      if (inits[r].ok()) inits[r] = Communicator::initRank(id, 2, r, &comms[r], options);
+    });
+  }
+  for (auto& t : joins) t.join();
+  ASSERT_OK(inits[0]);
+  ASSERT_OK(inits[1]);
+  ASSERT_OK(runtime::setDevice(0));
+  runtime::Stream* stream = nullptr;
+  ASSERT_OK(runtime::streamCreate(&stream));
+  void* buf = nullptr;
+  ASSERT_OK(runtime::deviceMalloc(&buf, 4096));
+  // Rank 1 never joins.
+  Status st = comms[0]->allReduce(buf, buf, 1024, DataType::kFloat32, ReduceOp::kSum, stream);
+  if (st.ok()) st = runtime::streamSynchronize(stream);
+  EXPECT_ERROR(st, kTimeout, "rank 0: allreduce #1 (1024 x float,");
+  EXPECT_NE(st.message().find("the communicator's exec timeout is 700 ms"), std::string::npos)
+      << st.toString();
+  EXPECT_EQ(st.message().find("COHORT_EXEC_TIMEOUT"), std::string::npos) << st.toString();
+  (void)runtime::deviceFree(buf);
+  (void)runtime::streamDestroy(stream);
+  for (auto& c : comms) (void)Communicator::destroy(std::move(c), /*abortPending=*/true);
+}
+
 }  // namespace
 }  // namespace cohort::testing
