@@ -14,6 +14,7 @@ DEPS=(cmake ninja-build g++ make pkg-config file dpkg-dev
       libgtest-dev libgmock-dev libbenchmark-dev libopenmpi-dev openmpi-bin
       libibverbs-dev ibverbs-utils libcli11-dev libspdlog-dev libfmt-dev libopenblas-dev
       clang libclang-rt-14-dev iproute2 procps bc
+      python3-torch libtorch-dev pybind11-dev python3-pytest
       libgloo-dev)  # the last: Gloo, a baseline of bench/compare.sh (../shared/peers)
 
 log() { printf '\n== %s\n' "$*"; }

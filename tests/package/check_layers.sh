@@ -12,6 +12,7 @@ declare -A allowed=(
   [collective]="common kernels runtime ranktable transport collective"
   [launcher]="common ranktable transport launcher"
   [acl]="common kernels runtime acl"
+  [torch_cohort]="torch_cohort"  # the public API (cohort/) only
 )
 bad=0
 for folder in "${!allowed[@]}"; do

@@ -1,0 +1,77 @@
+"""Cohort as a torch.distributed backend.
+
+    import torch_cohort                      # registers the backend "cohort"
+    torch.distributed.init_process_group("cohort")
+
+Tensors are CPU tensors. Bootstrap goes through the store c10d hands the backend
+(env://, tcp://, file://); a rank table (COHORT_RANKTABLE or RANK_TABLE_FILE)
+makes the default group instead.
+"""
+import math
+import os
+import socket
+
+import torch
+import torch.distributed as dist
+
+from torch_cohort._C import ProcessGroupCohort, device_bytes
+
+__all__ = ["ProcessGroupCohort", "empty"]
+
+_INTERFACE_VARS = ("COHORT_IF_IP", "HCCL_IF_IP", "COHORT_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME")
+
+
+def _address_towards(host):
+    """The local address this host uses to reach `host` (no packet is sent)."""
+    try:  # IPv4 first, as Cohort's own interface choice prefers it
+        found = socket.getaddrinfo(host, 9, socket.AF_INET, socket.SOCK_DGRAM)
+    except OSError:
+        found = socket.getaddrinfo(host, 9, type=socket.SOCK_DGRAM)
+    for family, _, _, _, sockaddr in found:
+        with socket.socket(family, socket.SOCK_DGRAM) as s:
+            try:
+                s.connect(sockaddr)
+                return s.getsockname()[0]
+            except OSError:
+                continue
+    return None
+
+
+def _pin_interface():
+    # Cohort serves its rendezvous and listens for peers on its first usable
+    # interface unless told otherwise; under torchrun the interface that reaches
+    # MASTER_ADDR is the one the other nodes reach too. Set before Cohort first
+    # reads its configuration (it reads it once per process).
+    if any(os.environ.get(v) for v in _INTERFACE_VARS):
+        return
+    master = os.environ.get("MASTER_ADDR")
+    if not master:
+        return
+    try:
+        address = _address_towards(master)
+    except OSError:
+        address = None
+    if address:
+        os.environ["COHORT_IF_IP"] = address
+
+
+def empty(*size, dtype=torch.float32):
+    """An uninitialised CPU tensor in this process's Cohort device memory.
+
+    Collectives on ordinary CPU tensors copy them through Cohort's device scratch
+    (the peers of a node cannot map ordinary process memory); on these tensors the
+    peers read and write the memory directly, so large operations move half the
+    bytes. Call after this process created its first "cohort" group."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
+        size = tuple(size[0])
+    item = torch.empty((), dtype=dtype).element_size()
+    return device_bytes(math.prod(size) * item).view(dtype).view(size)
+
+
+def _create(store, rank, world_size, timeout):
+    _pin_interface()
+    return ProcessGroupCohort(store, rank, world_size, timeout)
+
+
+if "COHORT" not in dist.Backend._plugins:
+    dist.Backend.register_backend("cohort", _create)

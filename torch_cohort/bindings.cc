@@ -1,0 +1,31 @@
+// The extension module torch_cohort._C: the process group class, with torch's
+// own holder type (c10::intrusive_ptr), so that c10d takes it as a ProcessGroup
+// (a Backend from torch 2.0 on).
+#include <pybind11/chrono.h>
+#include <pybind11/pybind11.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include "torch_cohort/process_group_cohort.h"
+
+namespace py = pybind11;
+using cohort::torch_cohort::BackendBase;
+using cohort::torch_cohort::ProcessGroupCohort;
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "Cohort's c10d backend (use: import torch_cohort; backend=\"cohort\")";
+  // The base class and the Store type are registered by torch.distributed.
+  py::module::import("torch.distributed");
+  py::class_<ProcessGroupCohort, BackendBase, c10::intrusive_ptr<ProcessGroupCohort>>(
+      m, "ProcessGroupCohort")
+      // Rendezvous and connection setup block: other threads (and the other ranks
+      // of this process, in tests) run meanwhile.
+      .def(py::init(&cohort::torch_cohort::createProcessGroup), py::arg("store"),
+           py::arg("rank"), py::arg("size"), py::arg("timeout"),
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("device", &ProcessGroupCohort::device,
+                             "the emulated device this process's groups run on")
+      .def("last_choice", &ProcessGroupCohort::lastChoice,
+           "Cohort's algorithm and transport for the last operation");
+  m.def("device_bytes", &cohort::torch_cohort::deviceBytes, py::arg("bytes"),
+        "bytes of this process's device memory as a CPU uint8 tensor (see torch_cohort.empty)");
+}
