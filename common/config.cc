@@ -307,8 +307,11 @@ void parseHcclLinks(const std::map<std::string, std::string>& env, Config& c) {
 
 // Variables set by the launcher or read by other layers, not configuration.
 bool isKnownNonConfig(const std::string& name) {
+  // Read elsewhere: the launcher's contract, the torch package (torch_cohort/__init__.py)
+  // and the collective matrix test.
   static const char* kNames[] = {"COHORT_ROOT_INFO", "COHORT_DEVICE_ID", "COHORT_STORE_ADDR",
-                                 "COHORT_RANKTABLE", "COHORT_RANK", "COHORT_WORLD_SIZE"};
+                                 "COHORT_RANKTABLE", "COHORT_RANK", "COHORT_WORLD_SIZE",
+                                 "COHORT_TORCH_DEVICE_MEMORY", "COHORT_TEST_MATRIX_STRIDE"};
   for (const char* known : kNames) {
     if (name == known) return true;
   }

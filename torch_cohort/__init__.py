@@ -14,9 +14,10 @@ import socket
 import torch
 import torch.distributed as dist
 
-from torch_cohort._C import ProcessGroupCohort, device_bytes
+from torch_cohort._C import ProcessGroupCohort, device_bytes, is_device_memory
+from torch_cohort._C import use_device_memory as _use_device_memory
 
-__all__ = ["ProcessGroupCohort", "empty"]
+__all__ = ["ProcessGroupCohort", "empty", "use_device_memory", "is_device_memory"]
 
 _INTERFACE_VARS = ("COHORT_IF_IP", "HCCL_IF_IP", "COHORT_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME")
 
@@ -68,9 +69,31 @@ def empty(*size, dtype=torch.float32):
     return device_bytes(math.prod(size) * item).view(dtype).view(size)
 
 
+_DEFAULT_MIN_BYTES = 64 << 10
+
+
+def use_device_memory(min_bytes=_DEFAULT_MIN_BYTES):
+    """From now on, CPU tensors of at least `min_bytes` are made in this process's
+    Cohort device memory (torch's CPU allocator is replaced; smaller tensors, and
+    any the device cannot hold, come from torch's own). Collectives on them copy
+    nothing, as on torch_cohort.empty's. `min_bytes=None` turns it off. Call after
+    this process created its first "cohort" group; COHORT_TORCH_DEVICE_MEMORY=1 (or
+    a byte threshold) turns it on at that moment."""
+    _use_device_memory(-1 if min_bytes is None else int(min_bytes))
+
+
+def _device_memory_from_environment():
+    text = os.environ.get("COHORT_TORCH_DEVICE_MEMORY", "").strip()
+    if text in ("", "0"):
+        return
+    use_device_memory(_DEFAULT_MIN_BYTES if text == "1" else int(text))
+
+
 def _create(store, rank, world_size, timeout):
     _pin_interface()
-    return ProcessGroupCohort(store, rank, world_size, timeout)
+    group = ProcessGroupCohort(store, rank, world_size, timeout)
+    _device_memory_from_environment()
+    return group
 
 
 if "COHORT" not in dist.Backend._plugins:

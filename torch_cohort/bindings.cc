@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include "torch_cohort/cpu_allocator.h"
 #include "torch_cohort/process_group_cohort.h"
 
 namespace py = pybind11;
@@ -26,6 +27,11 @@ PYBIND11_MODULE(_C, m) {
                              "the emulated device this process's groups run on")
       .def("last_choice", &ProcessGroupCohort::lastChoice,
            "Cohort's algorithm and transport for the last operation");
+  m.def("use_device_memory", &cohort::torch_cohort::useDeviceMemory, py::arg("min_bytes"),
+        "CPU tensors of at least min_bytes in this process's device memory from now on "
+        "(min_bytes < 0: off); see torch_cohort.use_device_memory");
+  m.def("is_device_memory", &cohort::torch_cohort::isDeviceMemory, py::arg("address"),
+        "whether the address is memory of an emulated device");
   m.def("device_bytes", &cohort::torch_cohort::deviceBytes, py::arg("bytes"),
         "bytes of this process's device memory as a CPU uint8 tensor (see torch_cohort.empty)");
 }

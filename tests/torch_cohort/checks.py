@@ -463,3 +463,22 @@ def device_memory(ctx):
              f"device-memory all_gather_into_tensor {dtype}")
     shaped = torch_cohort.empty((2, 3), dtype=torch.float64)
     assert shaped.shape == (2, 3) and shaped.dtype == torch.float64
+    # The allocator: large CPU tensors made after use_device_memory() are device memory
+    # (small ones are not), collectives on them are right, and turning it off restores
+    # torch's allocator for new tensors while the old ones stay valid.
+    torch_cohort.use_device_memory(1 << 16)
+    try:
+        big = torch.zeros(40961, dtype=torch.float32)
+        small = torch.zeros(100, dtype=torch.float32)
+        assert torch_cohort.is_device_memory(big.data_ptr()), "a large tensor is not device memory"
+        assert not torch_cohort.is_device_memory(small.data_ptr()), "a small one is"
+        big.copy_(value(ctx.rank, 40961, torch.float32))
+        dist.all_reduce(big)
+        same(big, expected_reduce(ctx.world, 40961, torch.float32, R.SUM),
+             "all_reduce of an allocator tensor")
+    finally:
+        torch_cohort.use_device_memory(None)
+    after = torch.zeros(40961, dtype=torch.float32)
+    assert not torch_cohort.is_device_memory(after.data_ptr()), "turned off, still device memory"
+    same(big, expected_reduce(ctx.world, 40961, torch.float32, R.SUM), "an allocator tensor later")
+    del big
