@@ -84,10 +84,10 @@ Status ShmConnection::fail(Status s) {
   return error_;
 }
 
-Status ShmConnection::checkRings() {
+Status ShmConnection::checkRings(bool peerClosed) {
   const std::uint32_t theirs = in_->error.load(std::memory_order_acquire);
   const std::uint32_t mine = out_->error.load(std::memory_order_acquire);
-  if (theirs == kRingClosed && !idle()) {
+  if (peerClosed && !idle()) {
     return fail(makeError(ErrorCode::kRemoteError,
                           "rank {} (pid {}) closed its connection to this rank", peer_.rank,
                           peer_.pid));
@@ -133,6 +133,10 @@ Status ShmConnection::deliver(const MessageDesc& desc, const Recv& r) {
 
 Status ShmConnection::progress() {
   if (!error_.ok()) return error_;
+  // Whether the peer had closed, read before the counters: what it consumed and sent
+  // before it closed is then in them. Read after them, a peer that consumed our last
+  // send and closed in between would look as if it left with the send pending.
+  const bool peerClosed = in_->error.load(std::memory_order_acquire) == kRingClosed;
   // A size mismatch stops everything at once, but when the peer's receive
   // found it, the messages that arrived before are delivered first (a
   // collective's argument check among them explains it). A peer that closed is
@@ -160,7 +164,7 @@ Status ShmConnection::progress() {
   if (delivered) peer_.block->wake.notifyAll();
   if (peerFoundMismatch) return checkRings();
   if (idle()) return Status::Ok();
-  COHORT_RETURN_IF_ERROR(checkRings());
+  COHORT_RETURN_IF_ERROR(checkRings(peerClosed));
   return checkAlive();
 }
 

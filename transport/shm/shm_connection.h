@@ -48,7 +48,9 @@ class ShmConnection : public Connection {
     const void* accumulate;
   };
   Status fail(Status s);
-  Status checkRings();
+  // The rings' errors: a size mismatch either side found, or (peerClosed: the peer's
+  // close, read before the counters it precedes) a peer gone with work pending.
+  Status checkRings(bool peerClosed = false);
   Status checkAlive();
   void publishSends();
   Status deliver(const MessageDesc& desc, const Recv& r);
