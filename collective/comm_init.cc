@@ -411,6 +411,9 @@ Status Communicator::initFromRankTable(const std::string& path, int rank,
     COHORT_RETURN_IF_ERROR(recordError(
         transport::connectTcpStore(address, port, token, rank, connectDeadline(), &store)));
   }
+  // Marked before the wait for the others, so that their timeout does not list this
+  // rank among those that never came.
+  COHORT_RETURN_IF_ERROR(recordError(store->set(joinedKey(rank), transport::Bytes{1})));
   int device = -1;
   if (!runtime::getDevice(&device).ok()) {
     device = spec.ranks[static_cast<std::size_t>(rank)].deviceId;
