@@ -7,9 +7,10 @@ same job, interleaved, and prints medians and ratios (gloo time / cohort time).
 
 Each (transport, ranks) pair is one job of spawned ranks with COHORT_TRANSPORT set
 (auto is shared memory on one node). In each round every size runs through
-"cohort" on ordinary CPU tensors, "cohort" on tensors in Cohort's device memory
-(torch_cohort.empty, column cohort-dev) and "gloo", the order reversed every other
-round; a time is the slowest rank's mean over the iterations. The floors of issue 28 are checked for all_reduce on one node:
+"cohort" on CPU tensors as a program makes them (from the first "cohort" group on,
+large ones are in Cohort's device memory: torch_cohort.use_device_memory's
+default), "cohort" on tensors from torch's own allocator (column cohort-host:
+copied through Cohort's scratch) and "gloo", the order reversed every other round; a time is the slowest rank's mean over the iterations. The floors of issue 28 are checked for all_reduce on one node:
 >= 5x Gloo from 64 KiB to 16 MiB, >= 2x below, and the 8-byte one faster than
 Gloo; over tcp >= 1.5x at 1 MiB and above. Needs the built package on PYTHONPATH
 (build/torch_cohort/python)."""
@@ -25,9 +26,9 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 OPS = ("all_reduce", "broadcast", "all_gather", "all_to_all_single")
-# cohort on ordinary CPU tensors, cohort on tensors in Cohort device memory
-# (torch_cohort.empty), gloo.
-BACKENDS = ("cohort", "cohort-dev", "gloo")
+# cohort on CPU tensors as made by default, cohort on tensors from torch's own
+# allocator, gloo.
+BACKENDS = ("cohort", "cohort-host", "gloo")
 BUDGET_BYTES = 256 << 20  # bytes moved per (size, backend, round): bounds the iterations
 
 
@@ -65,17 +66,18 @@ def run_op(op, t, out, group, world):
         dist.all_to_all_single(out, t, group=group)
 
 
-def time_once(op, nbytes, group, world, reduce_group, device_memory):
+def time_once(op, nbytes, group, world, reduce_group, host_memory):
+    import torch_cohort
     n = max(1, nbytes // 4)
     if op == "all_to_all_single":
         n = max(world, n // world * world)
-    if device_memory:  # tensors the peers map in place (torch_cohort.empty)
-        import torch_cohort
-        zeros = lambda k: torch_cohort.empty(k).zero_()  # noqa: E731
-    else:
-        zeros = torch.zeros
-    t = zeros(n)
-    out = [zeros(n) for _ in range(world)] if op == "all_gather" else zeros(n)
+    if host_memory:  # torch's own allocator: Cohort copies these through its scratch
+        torch_cohort.use_device_memory(None)
+    try:
+        t = torch.zeros(n)
+        out = [torch.zeros(n) for _ in range(world)] if op == "all_gather" else torch.zeros(n)
+    finally:
+        torch_cohort.use_device_memory()
     iters = iterations(nbytes)
     for _ in range(max(2, iters // 10)):  # warm up: connections, first touch
         run_op(op, t, out, group, world)
@@ -97,7 +99,7 @@ def rank_main(rank, world, port, transport, ops, sizes, rounds, results):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=world)
     cohort = dist.new_group(backend="cohort")
-    groups = {"gloo": dist.group.WORLD, "cohort": cohort, "cohort-dev": cohort}
+    groups = {"gloo": dist.group.WORLD, "cohort": cohort, "cohort-host": cohort}
     times = {}  # (op, size, backend) -> [us per round]
     for r in range(rounds):
         order = list(BACKENDS) if r % 2 == 0 else list(reversed(BACKENDS))
@@ -105,7 +107,7 @@ def rank_main(rank, world, port, transport, ops, sizes, rounds, results):
             for b in sizes:
                 for backend in order:
                     us = time_once(op, b, groups[backend], world, groups["gloo"],
-                                   backend == "cohort-dev")
+                                   backend == "cohort-host")
                     times.setdefault((op, b, backend), []).append(us)
     if rank == 0:
         results.put(times)
@@ -153,12 +155,12 @@ def main():
             label = "shm (auto)" if transport == "auto" else transport
             print(f"\n{world} ranks, COHORT_TRANSPORT={transport} [{label}], medians of "
                   f"{args.rounds} rounds, us per call (slowest rank)")
-            print(f"{'op':<18} {'size':>9} {'cohort':>10} {'cohort-dev':>10} {'gloo':>10} "
-                  f"{'gloo/cohort':>12} {'gloo/c-dev':>11}  floor (of gloo/cohort)")
+            print(f"{'op':<18} {'size':>9} {'cohort':>10} {'cohort-host':>11} {'gloo':>10} "
+                  f"{'gloo/cohort':>12} {'gloo/c-host':>11}  floor (of gloo/cohort)")
             for op in ops:
                 for b in sizes:
                     c = statistics.median(times[(op, b, "cohort")])
-                    d = statistics.median(times[(op, b, "cohort-dev")])
+                    d = statistics.median(times[(op, b, "cohort-host")])
                     g = statistics.median(times[(op, b, "gloo")])
                     ratio = g / c
                     floor = floor_for(op, transport, b)
@@ -172,7 +174,7 @@ def main():
                     if op == "all_reduce" and b == 8 and transport == "auto" and c >= g:
                         missed.append(f"{world} ranks 8 B all_reduce: cohort {c:.1f} us is not "
                                       f"below gloo {g:.1f} us")
-                    print(f"{op:<18} {size_text(b):>9} {c:10.1f} {d:10.1f} {g:10.1f} "
+                    print(f"{op:<18} {size_text(b):>9} {c:10.1f} {d:11.1f} {g:10.1f} "
                           f"{ratio:11.2f}x {g / d:10.2f}x  {mark}")
             sys.stdout.flush()
     print("\nfloors: " + ("all met" if not missed else "MISSED:\n  " + "\n  ".join(missed)))

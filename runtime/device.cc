@@ -98,6 +98,16 @@ DeviceManager::DeviceManager() {
   }
   Status s = MemoryPool::create("pinned host memory", kHostPoolCapacity, &hostPool_);
   if (!s.ok()) initStatus_ = s;
+  registerForkHandlers();
+}
+
+std::vector<MemoryPool*> DeviceManager::pools() const {
+  std::vector<MemoryPool*> out;
+  if (hostPool_ != nullptr) out.push_back(hostPool_.get());
+  for (const auto& d : devices_) {
+    if (d->pool() != nullptr) out.push_back(d->pool());
+  }
+  return out;
 }
 
 Status DeviceManager::device(int id, Device** out) {

@@ -111,6 +111,10 @@ class DeviceManager {
   bool isLiveEvent(Event* event);
 
   MemoryPool* hostPool() const { return hostPool_.get(); }
+  /// The pinned host pool and every device pool created so far, in a fixed order.
+  /// Takes no lock (the devices are fixed at start, a pool is never unmapped), so
+  /// the fork handlers may call it.
+  std::vector<MemoryPool*> pools() const;
   PointerInfo classify(const void* p);
 
   Status importMapping(const MemHandle& handle, void** ptr);
@@ -146,6 +150,10 @@ class DeviceManager {
 
 /// Advances resourceGeneration(): called by every change it covers.
 void noteResourceChange();
+
+/// Installs (once per process) the fork() handlers that make every pool
+/// copy-on-write in a forked child (runtime/fork_handlers.cc).
+void registerForkHandlers();
 
 /// The calling thread's current device id (-1 if none).
 int currentDeviceId();

@@ -344,6 +344,7 @@ Status memExport(void* devPtr, MemHandle* handle) {
       return makeError(ErrorCode::kInvalidPointer,
                        "memExport: {} is not the start of a live device allocation", devPtr);
     }
+    COHORT_RETURN_IF_ERROR(pool->checkShareable("memExport"));
     *handle = makeHandle(*pool, static_cast<std::uint64_t>(info.base - pool->base()), info.size,
                          physical);
     return Status::Ok();
@@ -367,6 +368,7 @@ Status memExportSegment(int device, MemHandle* handle, void** base) {
                          device);
       }
     }
+    COHORT_RETURN_IF_ERROR(pool->checkShareable("memExportSegment"));
     *handle = makeHandle(*pool, 0, pool->capacity(), physical);
     if (base != nullptr) *base = pool->base();
     return Status::Ok();

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "common/error.h"
+#include "common/log.h"
 #include "runtime/device.h"
 
 namespace cohort::runtime {
@@ -47,6 +49,27 @@ Status MemoryPool::create(std::string label, std::size_t capacity,
 MemoryPool::MemoryPool(std::string label, int fd, char* base, std::size_t capacity)
     : label_(std::move(label)), fd_(fd), base_(base), capacity_(capacity) {
   insertFreeLocked(0, capacity_);
+}
+
+void MemoryPool::privatizeInChild(int parentPid) {
+  // Same address, same file, private: the child's tensors keep their contents and
+  // its writes stop reaching the parent. If the kernel refuses, the child keeps the
+  // shared mapping and says so; it cannot report an error from inside fork().
+  if (mmap(base_, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, fd_,
+           0) == MAP_FAILED) {
+    COHORT_LOG(kError, "runtime", "after fork: {}'s memory stays shared with process {} ({})",
+               label_, parentPid, std::strerror(errno));
+  }
+  inheritedFrom_ = parentPid;
+}
+
+Status MemoryPool::checkShareable(const char* what) const {
+  if (inheritedFrom_ == 0) return Status::Ok();
+  return makeError(ErrorCode::kNotSupported,
+                   "{}: {}'s memory came into process {} through fork() from process {} and is "
+                   "private to it now, so peers cannot map it; start each rank in a fresh "
+                   "process (exec, or torch.multiprocessing's spawn)",
+                   what, label_, static_cast<int>(getpid()), inheritedFrom_);
 }
 
 MemoryPool::~MemoryPool() {

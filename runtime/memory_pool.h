@@ -18,7 +18,9 @@
 
 namespace cohort::runtime {
 
-/// Thread-safe. Owns its mapping and file descriptor for its whole lifetime.
+/// Thread-safe. Owns its mapping and file descriptor for its whole lifetime. Across
+/// fork() (runtime/fork_handlers.cc) the child's copy of the mapping becomes
+/// copy-on-write: the child never writes into the parent's memory.
 class MemoryPool {
  public:
   /// Creates a pool of `capacity` bytes (virtual until touched). `label` names it
@@ -52,6 +54,19 @@ class MemoryPool {
   /// The most bytes in use at once since the pool was created or last reset.
   std::size_t peak() const;
   int fd() const { return fd_; }
+  /// kNotSupported naming the parent when this process is a fork()ed child that
+  /// inherited the pool: peers would map the file, which no longer holds this
+  /// process's writes. `what` names the caller in the message.
+  Status checkShareable(const char* what) const;
+
+  /// fork() support, for runtime/fork_handlers.cc only: the parent holds the lock
+  /// across fork(), so the child's copy of the free lists is whole; in the child,
+  /// privatizeInChild maps the pages copy-on-write (MAP_PRIVATE of the same file)
+  /// and marks the pool inherited from `parentPid`. Pages the child has not written
+  /// still show the file, so the child may see the parent's later writes to them.
+  void lockForFork() { mu_.lock(); }
+  void unlockAfterFork() { mu_.unlock(); }
+  void privatizeInChild(int parentPid);
   char* base() const { return base_; }
   const std::string& label() const { return label_; }
 
@@ -76,6 +91,7 @@ class MemoryPool {
   std::set<std::size_t> freedStarts_;                  // starts of freed blocks
   std::size_t used_ = 0;
   std::size_t peak_ = 0;
+  int inheritedFrom_ = 0;  // the parent's pid in a fork()ed child, else 0
 };
 
 /// Rounds an allocation request: 64-byte granules, 4 KiB from 64 KiB up.

@@ -103,6 +103,9 @@ Status VirtualMemory::exportShareable(PhysicalMemory* mem, bool checkPid,
                      "export: the allocation is another process's (imported); only the process "
                      "that allocated it shares it");
   }
+  if (mem->device->pool() != nullptr) {
+    COHORT_RETURN_IF_ERROR(mem->device->pool()->checkShareable("export"));
+  }
   if (mem->record != nullptr) {
     return makeError(ErrorCode::kInvalidUsage,
                      "export: the allocation is exported already, as shareable handle {:#x} (one "

@@ -76,17 +76,32 @@ def use_device_memory(min_bytes=_DEFAULT_MIN_BYTES):
     """From now on, CPU tensors of at least `min_bytes` are made in this process's
     Cohort device memory (torch's CPU allocator is replaced; smaller tensors, and
     any the device cannot hold, come from torch's own). Collectives on them copy
-    nothing, as on torch_cohort.empty's. `min_bytes=None` turns it off. Call after
-    this process created its first "cohort" group; COHORT_TORCH_DEVICE_MEMORY=1 (or
-    a byte threshold) turns it on at that moment."""
+    nothing, as on torch_cohort.empty's. `min_bytes=None` turns it off. The first
+    "cohort" group a process makes turns it on with 64 KiB (COHORT_TORCH_DEVICE_MEMORY:
+    0 leaves it off, 1 or a byte threshold sets it); call after that group exists.
+    A fork()ed child (a DataLoader's worker) gets a copy-on-write view of the
+    memory: its writes stay its own."""
     _use_device_memory(-1 if min_bytes is None else int(min_bytes))
 
 
+_default_applied = False
+
+
 def _device_memory_from_environment():
-    text = os.environ.get("COHORT_TORCH_DEVICE_MEMORY", "").strip()
-    if text in ("", "0"):
+    global _default_applied
+    if _default_applied:  # a later group keeps what the program chose since
         return
-    use_device_memory(_DEFAULT_MIN_BYTES if text == "1" else int(text))
+    _default_applied = True
+    text = os.environ.get("COHORT_TORCH_DEVICE_MEMORY", "").strip()
+    if text == "0":
+        return
+    if text in ("", "1"):
+        use_device_memory(_DEFAULT_MIN_BYTES)
+    elif text.isdigit():
+        use_device_memory(int(text))
+    else:
+        raise ValueError(f"COHORT_TORCH_DEVICE_MEMORY={text!r}: expected 0 (off), 1 (on from "
+                         "64 KiB) or a byte threshold")
 
 
 def _create(store, rank, world_size, timeout):

@@ -14,6 +14,17 @@ namespace {
 
 void freeDeviceBlock(void* p) { (void)runtime::deviceFree(p); }
 
+// torch's raw_deallocate (kernels' scratch, e.g. gelu's) takes one deleter for
+// every block: ours or the fallback's, told apart by address.
+std::atomic<c10::DeleterFnPtr> gFallbackRawDeleter{nullptr};
+void freeAnyBlock(void* p) {
+  if (isDeviceMemory(reinterpret_cast<std::uintptr_t>(p))) {
+    freeDeviceBlock(p);
+  } else {
+    gFallbackRawDeleter.load(std::memory_order_acquire)(p);
+  }
+}
+
 // Owned by the process (installed once, never destroyed: tensors it made may be
 // freed at exit). Thread-safe: the threshold and device are atomics, the rest is
 // immutable.
@@ -38,7 +49,9 @@ class DeviceMemoryAllocator final : public c10::Allocator {
     }
     return fallback_->allocate(n);
   }
-  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }  // two kinds of block
+  c10::DeleterFnPtr raw_deleter() const override {
+    return fallback_->raw_deleter() != nullptr ? &freeAnyBlock : nullptr;
+  }
 
   void setMinBytes(int64_t minBytes) { minBytes_.store(minBytes); }
 
@@ -60,6 +73,7 @@ void useDeviceMemory(int64_t minBytes) {
     TORCH_CHECK(runtime::getDevice(&device).ok(),
                 "cohort: this thread has no device yet; create a cohort process group first "
                 "(init_process_group or new_group)");
+    gFallbackRawDeleter.store(c10::GetCPUAllocator()->raw_deleter(), std::memory_order_release);
     installed = new DeviceMemoryAllocator(c10::GetCPUAllocator(), device);
     c10::SetCPUAllocator(installed);
   }

@@ -3,6 +3,7 @@
 all ranks, and compares every element; where Gloo has the operation in this torch,
 it runs the same inputs through the gloo group and compares with that too."""
 import datetime
+import os
 import time
 
 import torch
@@ -463,22 +464,85 @@ def device_memory(ctx):
              f"device-memory all_gather_into_tensor {dtype}")
     shaped = torch_cohort.empty((2, 3), dtype=torch.float64)
     assert shaped.shape == (2, 3) and shaped.dtype == torch.float64
-    # The allocator: large CPU tensors made after use_device_memory() are device memory
-    # (small ones are not), collectives on them are right, and turning it off restores
-    # torch's allocator for new tensors while the old ones stay valid.
-    torch_cohort.use_device_memory(1 << 16)
+    # The allocator: on by default from the first "cohort" group, so large CPU tensors
+    # are device memory (small ones are not) and collectives on them are right;
+    # turning it off restores torch's allocator for new tensors (and collectives on
+    # those copy through Cohort's scratch) while the old ones stay valid.
+    big = torch.zeros(40961, dtype=torch.float32)
+    small = torch.zeros(100, dtype=torch.float32)
+    assert torch_cohort.is_device_memory(big.data_ptr()), "a large tensor is not device memory"
+    assert not torch_cohort.is_device_memory(small.data_ptr()), "a small one is"
+    big.copy_(value(ctx.rank, 40961, torch.float32))
+    dist.all_reduce(big)
+    same(big, expected_reduce(ctx.world, 40961, torch.float32, R.SUM),
+         "all_reduce of an allocator tensor")
+    torch_cohort.use_device_memory(None)
     try:
-        big = torch.zeros(40961, dtype=torch.float32)
-        small = torch.zeros(100, dtype=torch.float32)
-        assert torch_cohort.is_device_memory(big.data_ptr()), "a large tensor is not device memory"
-        assert not torch_cohort.is_device_memory(small.data_ptr()), "a small one is"
-        big.copy_(value(ctx.rank, 40961, torch.float32))
-        dist.all_reduce(big)
-        same(big, expected_reduce(ctx.world, 40961, torch.float32, R.SUM),
-             "all_reduce of an allocator tensor")
+        after = torch.zeros(40961, dtype=torch.float32)
+        assert not torch_cohort.is_device_memory(after.data_ptr()), "turned off, still device memory"
+        after.copy_(value(ctx.rank, 40961, torch.float32))
+        dist.all_reduce(after)
+        same(after, expected_reduce(ctx.world, 40961, torch.float32, R.SUM),
+             "all_reduce of an ordinary tensor")
     finally:
-        torch_cohort.use_device_memory(None)
-    after = torch.zeros(40961, dtype=torch.float32)
-    assert not torch_cohort.is_device_memory(after.data_ptr()), "turned off, still device memory"
+        torch_cohort.use_device_memory()
     same(big, expected_reduce(ctx.world, 40961, torch.float32, R.SUM), "an allocator tensor later")
     del big
+
+
+def fork_keeps_memory_private(ctx):
+    """A fork()ed child that writes a device-memory tensor it inherited writes its own
+    copy: the parent's tensor and the collectives on it are unchanged."""
+    import torch_cohort
+    n = 40961
+    t = torch.full((n,), float(ctx.rank + 1))
+    assert torch_cohort.is_device_memory(t.data_ptr()), "the tensor is not device memory"
+    pid = os.fork()
+    if pid == 0:  # the child: no Python cleanup, no collective
+        code = 3
+        try:
+            torch.set_num_threads(1)
+            seen = bool((t == ctx.rank + 1).all())
+            t.fill_(-7.0)
+            mine = torch.full((n,), 5.0)  # from the child's private copy of the pool
+            code = 0 if seen and bool((t == -7.0).all()) and bool((mine == 5.0).all()) else 4
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"the child ended with {status}"
+    same(t, torch.full((n,), float(ctx.rank + 1)), "the parent's tensor after its child wrote it")
+    dist.all_reduce(t)
+    same(t, torch.full((n,), float(ctx.world * (ctx.world + 1) // 2)), "all_reduce after fork")
+
+
+class _Rows(torch.utils.data.Dataset):
+    """Rows of a device-memory tensor, each doubled by the worker (a new tensor the
+    worker allocates, large enough for the device-memory allocator)."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def __len__(self):
+        return self.data.shape[0]
+
+    def __getitem__(self, i):
+        return self.data[i] * 2
+
+
+def data_loader_workers(ctx):
+    """A DataLoader's forked workers read the parent's device-memory tensors and make
+    their own; the batches reach the parent whole and reduce right."""
+    import torch_cohort
+    rows, width = 8, 20000
+    data = torch.arange(rows * width, dtype=torch.float32).reshape(rows, width) + ctx.rank
+    assert torch_cohort.is_device_memory(data.data_ptr()), "the dataset is not device memory"
+    loader = torch.utils.data.DataLoader(_Rows(data), batch_size=4, num_workers=2,
+                                         multiprocessing_context="fork")
+    got = torch.cat([batch for batch in loader])
+    same(got, data * 2, "the batches of the forked workers")
+    dist.all_reduce(got)
+    base = torch.arange(rows * width, dtype=torch.float64).reshape(rows, width)
+    want = (base * ctx.world + sum(range(ctx.world))) * 2
+    same(got, want.to(torch.float32), "all_reduce of the batches")
+    same(data, torch.arange(rows * width, dtype=torch.float32).reshape(rows, width) + ctx.rank,
+         "the dataset after the workers ran")

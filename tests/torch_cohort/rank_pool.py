@@ -62,9 +62,11 @@ class RankPool:
         self.outbox = spawn.Queue()
         self.inboxes = [spawn.Queue() for _ in range(world)]
         port = free_port()
+        # Not daemonic, so that a check may start a DataLoader's workers; close()
+        # (the fixture's teardown, also after a failure) ends them.
         self.procs = [spawn.Process(target=_rank_main,
                                     args=(r, world, port, self.inboxes[r], self.outbox),
-                                    daemon=True) for r in range(world)]
+                                    daemon=False) for r in range(world)]
         for p in self.procs:
             p.start()
         self._collect("start")

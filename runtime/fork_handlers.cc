@@ -1,0 +1,51 @@
+// What fork() does to device memory. Pools are MAP_SHARED segments, so a plain
+// fork() would leave parent and child writing the same pages and handing out the
+// same free blocks: a forked worker (a DataLoader's, say) that wrote a tensor
+// would write the parent's. The handlers keep every pool's lock across fork(), and
+// in the child remap each pool copy-on-write at the same address, so the child
+// keeps its contents and its writes stay its own. Peers cannot map the child's
+// private pages, so its pools refuse to be shared (MemoryPool::checkShareable).
+#include <pthread.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <vector>
+
+#include "runtime/device.h"
+
+namespace cohort::runtime {
+
+namespace {
+
+// The pools locked by the prepare handler, which fork's other handlers unlock.
+// Written and read only by the thread calling fork().
+std::vector<MemoryPool*>* gForkLocked = nullptr;
+int gForkParent = 0;
+
+void prepareFork() {
+  gForkLocked = new std::vector<MemoryPool*>(DeviceManager::get().pools());
+  gForkParent = static_cast<int>(getpid());
+  for (MemoryPool* p : *gForkLocked) p->lockForFork();
+}
+
+void releaseFork(bool child) {
+  if (gForkLocked == nullptr) return;
+  if (child) {
+    // Every pool the child has, also one created after prepareFork read the list.
+    for (MemoryPool* p : DeviceManager::get().pools()) p->privatizeInChild(gForkParent);
+  }
+  for (auto it = gForkLocked->rbegin(); it != gForkLocked->rend(); ++it) (*it)->unlockAfterFork();
+  delete gForkLocked;
+  gForkLocked = nullptr;
+}
+
+}  // namespace
+
+void registerForkHandlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    pthread_atfork(prepareFork, [] { releaseFork(false); }, [] { releaseFork(true); });
+  });
+}
+
+}  // namespace cohort::runtime
