@@ -4,9 +4,10 @@
 // fp16 follows F16C (VCVTPH2PS, VCVTPS2PH with round to nearest even), so that the
 // scalar path and the vector paths agree on every bit: denormals are kept both ways;
 // a NaN keeps its sign and the top of its payload and comes out quiet. bf16 -> fp32
-// is exact (a shift, NaNs unchanged); fp32 -> bf16 rounds to nearest even with integer
-// operations on every path, keeping denormals (AVX512_BF16's VCVTNEPS2BF16 would flush
-// them), and a NaN comes out quiet with the top of its payload.
+// is exact (a shift, NaNs unchanged); fp32 -> bf16 rounds to nearest even, keeping
+// denormals, and a NaN comes out quiet with the top of its payload: integer operations
+// on most paths, AVX512_BF16's VCVTNE2PS2BF16 on the avx512bf16 path except where a
+// vector holds a denormal (which that instruction would flush).
 #pragma once
 
 #include <cstddef>

@@ -28,6 +28,9 @@ const detail::KernelTable& tableFor(SimdPath path) {
     case SimdPath::kAvx512:
       t = detail::avx512Kernels();
       break;
+    case SimdPath::kAvx512Bf16:
+      t = detail::avx512Bf16Kernels();
+      break;
 #else
     default:
       break;

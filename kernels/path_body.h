@@ -1,5 +1,6 @@
 // The kernels of one SIMD path, written once for all paths. Each path's file
-// (path_scalar.cc, path_avx2.cc, path_avx512.cc) includes it once, after it defines:
+// (path_scalar.cc, path_avx2.cc, path_avx512.cc, path_avx512_bf16.cc) includes it once,
+// after it defines:
 //   COHORT_KERNEL  the function attribute that compiles a function for the path
 //                  (__attribute__((target(...))), or nothing for the scalar path);
 //   COHORT_PATH_TABLE  the name of the path's table function in kernels/table.h;

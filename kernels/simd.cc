@@ -23,6 +23,7 @@ constexpr Feature kAvx2{"avx2", &CpuFeatures::avx2};
 constexpr Feature kF16c{"f16c", &CpuFeatures::f16c};
 constexpr Feature kAvx512f{"avx512f", &CpuFeatures::avx512f};
 constexpr Feature kAvx512bw{"avx512bw", &CpuFeatures::avx512bw};
+constexpr Feature kAvx512dq{"avx512dq", &CpuFeatures::avx512dq};
 constexpr Feature kAvx512bf16{"avx512bf16", &CpuFeatures::avx512bf16};
 
 // The names of those of `features` that `cpu` has (or, !present, lacks).
@@ -77,7 +78,7 @@ const Active& active() {
 }  // namespace
 
 const char* simdPathName(SimdPath path) {
-  static const char* kNames[] = {"scalar", "avx2", "avx512"};
+  static const char* kNames[] = {"scalar", "avx2", "avx512", "avx512bf16"};
   const int i = static_cast<int>(path);
   return i >= 0 && i < kSimdPathCount ? kNames[i] : "unknown";
 }
@@ -90,13 +91,15 @@ CpuFeatures CpuFeatures::detect() {
   f.f16c = __builtin_cpu_supports("f16c") != 0;
   f.avx512f = __builtin_cpu_supports("avx512f") != 0;
   f.avx512bw = __builtin_cpu_supports("avx512bw") != 0;
+  f.avx512dq = __builtin_cpu_supports("avx512dq") != 0;
   f.avx512bf16 = f.avx512f && cpuHasAvx512Bf16();
 #endif
   return f;
 }
 
 std::string CpuFeatures::describe() const {
-  const std::string out = names({kAvx2, kF16c, kAvx512f, kAvx512bw, kAvx512bf16}, *this, true);
+  const std::string out =
+      names({kAvx2, kF16c, kAvx512f, kAvx512bw, kAvx512dq, kAvx512bf16}, *this, true);
   return out.empty() ? "none" : out;
 }
 
@@ -110,6 +113,8 @@ std::string missingFeatures(SimdPath path, const CpuFeatures& cpu) {
     // The compiler may use AVX2 and F16C instructions in the AVX-512 code as well.
     case SimdPath::kAvx512:
       return names({kAvx512f, kAvx512bw, kAvx2, kF16c}, cpu, false);
+    case SimdPath::kAvx512Bf16:
+      return names({kAvx512f, kAvx512bw, kAvx512dq, kAvx512bf16, kAvx2, kF16c}, cpu, false);
   }
   return "an unknown path";
 #else
@@ -134,7 +139,8 @@ Status choosePath(const std::string& setting, const CpuFeatures& cpu, SimdPath* 
     return Status::Ok();
   }
   return makeError(ErrorCode::kConfigError,
-                   "COHORT_SIMD={}: expected one of auto, avx512, avx2, scalar", setting);
+                   "COHORT_SIMD={}: expected one of auto, avx512bf16, avx512, avx2, scalar",
+                   setting);
 }
 
 SimdPath activePath() { return active().path; }

@@ -11,11 +11,11 @@
 namespace cohort::kernels {
 
 /// The kernel paths, slowest first. kScalar is the portable reference the others
-/// match bit for bit.
-enum class SimdPath : int { kScalar = 0, kAvx2, kAvx512 };
-constexpr int kSimdPathCount = 3;
+/// match bit for bit; kAvx512Bf16 is kAvx512 with AVX512_BF16's rounding to bf16.
+enum class SimdPath : int { kScalar = 0, kAvx2, kAvx512, kAvx512Bf16 };
+constexpr int kSimdPathCount = 4;
 
-/// "scalar", "avx2", "avx512": the names COHORT_SIMD takes.
+/// "scalar", "avx2", "avx512", "avx512bf16": the names COHORT_SIMD takes.
 const char* simdPathName(SimdPath path);
 
 /// What the processor (and the operating system, for the register state) offers. A
@@ -25,12 +25,11 @@ struct CpuFeatures {
   bool f16c = false;
   bool avx512f = false;
   bool avx512bw = false;
-  /// Detected for the log only: its VCVTNEPS2BF16 flushes denormals to zero, so no
-  /// path uses it (fp32 -> bf16 rounds with integer operations everywhere).
+  bool avx512dq = false;
   bool avx512bf16 = false;
 
   static CpuFeatures detect();
-  /// "avx2 f16c avx512f avx512bw avx512bf16" (those present), or "none".
+  /// "avx2 f16c avx512f avx512bw avx512dq avx512bf16" (those present), or "none".
   std::string describe() const;
 };
 

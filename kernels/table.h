@@ -27,11 +27,13 @@ struct KernelTable {
   CopyFn streamCopy;
 };
 
-// One per path (path_scalar.cc, path_avx2.cc, path_avx512.cc; the vector paths on
+// One per path (path_scalar.cc, path_avx2.cc, path_avx512.cc, path_avx512_bf16.cc; the
+// vector paths on
 // x86-64 only). Building a table runs none of its instructions; calling them needs the
 // path's features.
 const KernelTable* scalarKernels();
 const KernelTable* avx2Kernels();
 const KernelTable* avx512Kernels();
+const KernelTable* avx512Bf16Kernels();
 
 }  // namespace cohort::kernels::detail

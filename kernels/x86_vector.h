@@ -1,7 +1,7 @@
 // What the AVX2 and AVX-512 paths share: the fp32 operations whose operand order
 // matters, and the three float formats, written once over each path's primitives.
-// path_avx2.cc and path_avx512.cc include it once each, after they define
-// COHORT_KERNEL and `Isa`, the path's primitives:
+// path_avx2.cc, path_avx512.cc and path_avx512_bf16.cc include it once each, after
+// they define COHORT_KERNEL and `Isa`, the path's primitives:
 //   F, I, Mask  fp32 vector, int32 vector, a NaN mask; kLanes, kStoreBytes;
 //   loadF/storeF (fp32), halfToF/fToHalf (F16C), widenU16/narrowU32 (kLanes
 //   16-bit elements to and from int32 lanes), loadI/storeI (a whole vector),
@@ -47,8 +47,10 @@ struct HalfFormat {
 };
 
 // A pair keeps the even-numbered elements in v[0] and the odd ones in v[1]: a shift
-// and a mask away from memory, so pairs load and store without shuffles.
-struct Bf16Format {
+// and a mask away from memory, so pairs load and store without shuffles. The
+// rounding is integer arithmetic, which every path has (a path with a faster one
+// defines COHORT_OWN_BF16_FORMAT and its own Bf16Format over this one).
+struct Bf16Integer {
   using Elem = std::uint16_t;
   static constexpr bool kPaired = true;
   using I = Isa::I;
@@ -74,6 +76,10 @@ struct Bf16Format {
     Isa::storeI(p, Isa::oddWords(Isa::shr16(roundedHigh(v[0])), roundedHigh(v[1])));
   }
 };
+
+#ifndef COHORT_OWN_BF16_FORMAT
+using Bf16Format = Bf16Integer;
+#endif
 
 }  // namespace
 }  // namespace cohort::kernels

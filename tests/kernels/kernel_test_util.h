@@ -36,10 +36,11 @@ inline std::string pathTestName(const ::testing::TestParamInfo<SimdPath>& info) 
   return simdPathName(info.param);
 }
 
-#define COHORT_INSTANTIATE_PATHS(suite)                                                       \
-  INSTANTIATE_TEST_SUITE_P(                                                                   \
-      Paths, suite, ::testing::Values(SimdPath::kScalar, SimdPath::kAvx2, SimdPath::kAvx512), \
-      ::cohort::kernels::testing::pathTestName)
+#define COHORT_INSTANTIATE_PATHS(suite)                                                \
+  INSTANTIATE_TEST_SUITE_P(Paths, suite,                                               \
+                           ::testing::Values(SimdPath::kScalar, SimdPath::kAvx2,       \
+                                             SimdPath::kAvx512, SimdPath::kAvx512Bf16), \
+                           ::cohort::kernels::testing::pathTestName)
 
 /// fp32 bit patterns: zeros, denormals, the limits, infinities, quiet and signalling
 /// NaNs with payloads and both signs, and ties of the fp16 and bf16 roundings.

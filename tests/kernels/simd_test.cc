@@ -18,13 +18,17 @@ CpuFeatures avx2Only() {
 
 CpuFeatures everything() {
   CpuFeatures f = avx2Only();
-  f.avx512f = f.avx512bw = f.avx512bf16 = true;
+  f.avx512f = f.avx512bw = f.avx512dq = f.avx512bf16 = true;
   return f;
 }
 
 TEST(SimdTest, AutoChoosesTheFastestPathTheProcessorRuns) {
   SimdPath p = SimdPath::kScalar;
   ASSERT_OK(choosePath("auto", everything(), &p));
+  EXPECT_EQ(p, SimdPath::kAvx512Bf16);
+  CpuFeatures noBf16 = everything();
+  noBf16.avx512bf16 = false;
+  ASSERT_OK(choosePath("auto", noBf16, &p));
   EXPECT_EQ(p, SimdPath::kAvx512);
   ASSERT_OK(choosePath("", avx2Only(), &p));
   EXPECT_EQ(p, SimdPath::kAvx2);
@@ -46,7 +50,11 @@ TEST(SimdTest, ForcingAPathTheProcessorLacksIsAnErrorNamingIt) {
   EXPECT_EQ(p, SimdPath::kAvx2);  // what runs meanwhile
   EXPECT_ERROR(choosePath("avx2", CpuFeatures{}, &p), kConfigError, "lacks avx2 f16c");
   EXPECT_ERROR(choosePath("avx3", everything(), &p), kConfigError,
-               "expected one of auto, avx512, avx2, scalar");
+               "expected one of auto, avx512bf16, avx512, avx2, scalar");
+  CpuFeatures noDq = everything();
+  noDq.avx512dq = false;
+  EXPECT_ERROR(choosePath("avx512bf16", noDq, &p), kConfigError, "lacks avx512dq");
+  EXPECT_EQ(p, SimdPath::kAvx512);
   ASSERT_OK(choosePath("scalar", everything(), &p));
   EXPECT_EQ(p, SimdPath::kScalar);
   ASSERT_OK(choosePath("avx2", everything(), &p));
