@@ -94,13 +94,6 @@ class Communicator::Impl {
   std::string failureKey(int r) const;
   Status runAlgorithm(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
   Status runSchedule(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
-  /// Whether this node has more ranks than processors (then waits yield to
-  /// the awaited rank and work stays off extra threads).
-  bool crowded() const { return moreThanProcessors(localSize); }
-  /// The ring allreduce's pipeline chunk for this node's rank count.
-  std::size_t ringChunk() const {
-    return crowded() ? collective::kRingChunkCrowdedBytes : collective::kRingChunkBytes;
-  }
   Status runSendRecv(const collective::OpDesc& op, Deadline deadline);
   // hierarchy.cc
   Status runHierarchical(const collective::OpDesc& op, Deadline deadline);

@@ -152,6 +152,7 @@ Status Communicator::Impl::connect() {
   for (auto& c : conns_) connPtrs_.push_back(c.get());
   topo_.size = size;
   topo_.nodes = nodes;
+  topo_.tuning = collective::Tuning::forThisNode(localSize);
   auto* shm = transports_.empty() ? nullptr
                                   : dynamic_cast<transport::shm::ShmTransport*>(transports_[0].get());
   if (shm != nullptr) buildGroups(shm);

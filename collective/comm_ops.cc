@@ -226,42 +226,14 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   return runtime::streamProgress(stream, &lastUserEnqueued_, &completed);
 }
 
-constexpr std::size_t kInlineScheduleBytes = 64 << 10;
-// With more ranks than processors, schedules run on the calling thread up to
-// here: a worker thread beside the caller takes a processor from some rank.
-// Over tcp, time in us, medians of 5 interleaved runs, worker -> inline: 4
-// ranks 64 KiB allreduce 300 -> 222, allgather 166 -> 120, reduce-scatter
-// 173 -> 127, broadcast 194 -> 135, alltoall 169 -> 120; 1 MiB allgather
-// 1050 -> 943, broadcast 1049 -> 822, the others 2-8% less. 8 ranks, medians
-// of 3: 64 KiB allreduce 695 -> 554, broadcast 385 -> 299; inline up to 16
-// MiB was mixed at 4 MiB (8 ranks allreduce 18.4 -> 20.3 ms). With 2 ranks only
-// allreduce gained; the others lost 10-30% from 256 KiB.
-constexpr std::size_t kInlineScheduleCrowdedBytes = 2 << 20;
-// A direct mesh operation runs on the calling thread up to here (in and out
-// together): a hand-off to the stream's worker puts a third busy thread beside
-// the caller's wait and the peer. Measured interleaved, busbw GB/s on the
-// stream's worker -> inline: allreduce 64 KiB 2 ranks 8.8 -> 12.0, 4 ranks
-// 2.2 -> 5.8; 256 KiB 11.5 -> 20.0 and 5.2 -> 9.5; broadcast 64 KiB 2 ranks
-// 15.2 -> 19.3. Once small calls lost their bookkeeping (b13d38b), larger ones
-// gained too, 2 ranks, medians of 5-7, limit 512 KiB -> 2 MiB -> 8 MiB: 1 MiB
-// allgather 19.2 -> 21.1, alltoall 20.3 -> 22.5, broadcast 77 -> 87; 4 MiB
-// allgather 16.1 -> 18.5, allreduce 13.0 -> 15.7, alltoall 13.7 -> 15.7 (the
-// caller blocks up to ~0.3 ms).
-constexpr std::size_t kInlineMeshBytes = 8 << 20;
-// With more ranks than processors every hand-off to the worker is a wait for
-// a processor: allreduce 1 MiB busbw GB/s, 3 interleaved runs, worker ->
-// inline: 4 ranks 7.1-9.2 -> 8.7-13.3, 8 ranks 1.7-2.5 -> 2.4-2.7 (4 MiB:
-// mixed).
-constexpr std::size_t kInlineMeshCrowdedBytes = 2 << 20;
-
 // A small operation runs on the calling thread when it would run at once
 // anyway: the caller's stream holds nothing unfinished but our own completed
 // operations, the communicator's stream is idle, the caller is on our device,
 // and every peer is another process (a thread driving several ranks must not
 // block in one of them): the mesh's staged paths or a direct mesh operation of
-// at most kInlineMeshBytes (kInlineMeshCrowdedBytes with more ranks than
-// processors), or a schedule of at most kInlineScheduleBytes in and out
-// (kInlineScheduleCrowdedBytes).
+// at most Tuning::inlineMeshBytes in and out, or a schedule of at most
+// Tuning::inlineScheduleBytes (on a crowded node both are larger: a hand-off
+// to the worker is a wait for a processor).
 bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream, bool repeat,
                                     std::uint64_t enqueued, std::uint64_t completed,
                                     collective::Algo* algo) {
@@ -295,13 +267,11 @@ bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream, b
   bool small = false;
   if (*algo == collective::Algo::kMesh) {
     small = mesh_ && (mesh_->staged(op) ||
-                      op.inputBytes(size) + op.outputBytes(size) <=
-                          (mesh_->crowded() ? kInlineMeshCrowdedBytes : kInlineMeshBytes));
+                      op.inputBytes(size) + op.outputBytes(size) <= topo_.tuning.inlineMeshBytes);
   } else {
     // A schedule over the connections: latency-bound up to a few messages' worth.
     small = *algo != collective::Algo::kHierarchical &&
-            op.inputBytes(size) + op.outputBytes(size) <=
-                (crowded() ? kInlineScheduleCrowdedBytes : kInlineScheduleBytes);
+            op.inputBytes(size) + op.outputBytes(size) <= topo_.tuning.inlineScheduleBytes;
   }
   if (repeat) {
     checked_.algo = *algo;

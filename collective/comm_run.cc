@@ -29,8 +29,6 @@ using collective::Step;
 
 namespace {
 
-constexpr std::size_t kChainChunk = 512 << 10;
-
 Step p2p(Step::Op op, int peer, Buf buf, std::size_t offset, std::size_t bytes) {
   Step s;
   s.op = op;
@@ -96,14 +94,16 @@ Schedule vSchedule(const OpDesc& op, int rank, int size) {
   return s;
 }
 
-Schedule buildSchedule(const OpDesc& op, Algo algo, int rank, int size, std::size_t ringChunk) {
+Schedule buildSchedule(const OpDesc& op, Algo algo, int rank, int size,
+                       const collective::Tuning& tuning) {
   const std::size_t e = dataTypeSize(op.type);
   switch (op.coll) {
     case Coll::kAllReduce:
       if (algo != Algo::kHalvingDoubling) {
-        return collective::ringAllReduce(rank, size, op.count, e, op.inPlace(), ringChunk);
+        return collective::ringAllReduce(rank, size, op.count, e, op.inPlace(),
+                                         tuning.ringChunkBytes);
       }
-      return op.count * e <= collective::kRecursiveDoublingMax
+      return op.count * e <= tuning.recursiveDoublingMax
                  ? collective::recursiveDoublingAllReduce(rank, size, op.count, e, op.inPlace())
                  : collective::halvingDoublingAllReduce(rank, size, op.count, e, op.inPlace());
     case Coll::kAllGather: {
@@ -119,9 +119,9 @@ Schedule buildSchedule(const OpDesc& op, Algo algo, int rank, int size, std::siz
                                                  Config::global().buffSize / 2);
     case Coll::kBroadcast:
       if (algo == Algo::kLinear) return collective::linearBroadcast(rank, size, op.root, op.count, e);
-      return algo == Algo::kChain
-                 ? collective::chainBroadcast(rank, size, op.root, op.count, e, kChainChunk)
-                 : collective::treeBroadcast(rank, size, op.root, op.count, e);
+      return algo == Algo::kChain ? collective::chainBroadcast(rank, size, op.root, op.count, e,
+                                                               tuning.chainChunkBytes)
+                                  : collective::treeBroadcast(rank, size, op.root, op.count, e);
     case Coll::kReduce:
       return collective::treeReduce(rank, size, op.root, op.count, e, op.inPlace());
     case Coll::kGather: return collective::linearGather(rank, size, op.root, op.count, e);
@@ -189,9 +189,10 @@ Status Communicator::Impl::runSendRecv(const OpDesc& op, Deadline deadline) {
     if (std::find(active.begin(), active.end(), c) == active.end()) active.push_back(c);
   }
   if (active.empty()) return Status::Ok();
-  return transport::waitIdle(active.data(), active.size(), deadline,
-                             fmt::format("send/recv with {} peer(s) on rank {}", active.size(), rank),
-                             collective::waitControl(&aborted_, crowded()));
+  return transport::waitIdle(
+      active.data(), active.size(), deadline,
+      fmt::format("send/recv with {} peer(s) on rank {}", active.size(), rank),
+      collective::waitControl(&aborted_, topo_.tuning.crowded));
 }
 
 Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline deadline) {
@@ -208,7 +209,7 @@ Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline dea
                             reinterpret_cast<std::uintptr_t>(op.output),
                         Config::global().buffSize};
   if (!key.cacheable || !(key == scheduleKey_)) {
-    schedule_ = buildSchedule(op, algo, rank, size, ringChunk());
+    schedule_ = buildSchedule(op, algo, rank, size, topo_.tuning);
     scheduleKey_ = key;
   }
   const Schedule& sched = schedule_;
@@ -222,8 +223,8 @@ Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline dea
     bufs.scratch = static_cast<char*>(p);
   }
   const auto& red = kernels::reductionFor(op.type, op.op);
-  COHORT_RETURN_IF_ERROR(
-      collective::execute(sched, bufs, connPtrs_, red, op, rank, deadline, &aborted_, crowded()));
+  COHORT_RETURN_IF_ERROR(collective::execute(sched, bufs, connPtrs_, red, op, rank, deadline,
+                                             &aborted_, topo_.tuning));
   if (op.op == ReduceOp::kAvg) {
     std::size_t count = 0;
     if (op.coll == Coll::kAllReduce || op.coll == Coll::kReduceScatter ||
@@ -352,7 +353,7 @@ Status Communicator::Impl::runChosen(const OpDesc& op, std::uint64_t historyId, 
     COHORT_RETURN_IF_ERROR(collective::selectAlgorithm(op, topo_, overrides_, &algo));
   }
   const collective::StagingPlan plan =
-      collective::planStaging(op, algo, size, Config::global().buffSize);
+      collective::planStaging(op, algo, size, Config::global().buffSize, topo_.tuning);
   algo = plan.algo;
   history_->started(historyId, op, noteChoice(op, algo, plan.pieceCount));
   COHORT_LOG(kInfo, "collective", "{} start: {}", op.describe(), lastChoice);

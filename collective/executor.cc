@@ -28,11 +28,6 @@ char* atMut(const ExecBuffers& b, const Range& r) { return const_cast<char*>(at(
 
 namespace {
 
-// A first round whose receives come to at most this much travels with the
-// argument check: one round trip instead of two for small schedules (2 ranks
-// over tcp loopback, 1 KiB allreduce: 18.3 -> 10.1 us).
-constexpr std::size_t kFusedCheckBytes = 64 << 10;
-
 // The fingerprint exchange with every peer the schedule talks to.
 struct ArgumentCheck {
   std::vector<int> peers;
@@ -94,8 +89,9 @@ Status compareCheck(const ArgumentCheck& check, int rank, const OpDesc& op) {
 
 // Whether the first round can travel with the argument check: until the check
 // passes it must write nothing the caller sees, so its local steps may write
-// scratch only, and its receives (held aside, then applied) stay small.
-bool fusable(const Schedule& schedule) {
+// scratch only, and its receives (held aside, then applied) stay within
+// `heldMax` (Tuning::fusedCheckBytes).
+bool fusable(const Schedule& schedule, std::size_t heldMax) {
   if (schedule.rounds.empty()) return false;
   std::size_t received = 0;
   for (const Step& s : schedule.rounds[0]) {
@@ -105,7 +101,7 @@ bool fusable(const Schedule& schedule) {
       received += s.bytes;
     }
   }
-  return received <= kFusedCheckBytes;
+  return received <= heldMax;
 }
 
 // The progressive check: each round's fingerprint exchange goes only to the
@@ -116,8 +112,9 @@ bool fusable(const Schedule& schedule) {
 // to the last that meets a new peer writes scratch only (that last round's
 // receives may be held aside instead), and when each such round both sends to
 // and receives from each peer it meets first (it waits for their fingerprint
-// anyway: no new dependency). Returns that last round, or -1.
-int progressiveCheckRounds(const Schedule& schedule) {
+// anyway: no new dependency), and what it holds aside stays within `heldMax`.
+// Returns that last round, or -1.
+int progressiveCheckRounds(const Schedule& schedule, std::size_t heldMax) {
   static thread_local std::vector<int> seen;  // no allocation per call
   seen.clear();
   int last = -1;
@@ -150,7 +147,7 @@ int progressiveCheckRounds(const Schedule& schedule) {
       if (!sends || !gets) return -1;
     }
   }
-  return held <= kFusedCheckBytes ? last : -1;
+  return held <= heldMax ? last : -1;
 }
 
 // Runs one round's local steps and posts its transfers. With `held`, receives
@@ -280,10 +277,10 @@ transport::WaitControl waitControl(const std::atomic<bool>* abort, bool crowded)
 Status execute(const Schedule& schedule, const ExecBuffers& buffers,
                const std::vector<transport::Connection*>& conns,
                const transport::Reduction& reduction, const OpDesc& op, int rank, Deadline deadline,
-               const std::atomic<bool>* abort, bool crowded) {
+               const std::atomic<bool>* abort, const Tuning& tuning) {
   // Every text naming the operation or a round is made only on a failure or a
   // slow wait (transport::WaitLabel): a small operation's steps take microseconds.
-  const transport::WaitControl control = waitControl(abort, crowded);
+  const transport::WaitControl control = waitControl(abort, tuning.crowded);
   for (const auto& round : schedule.rounds) {
     for (const Step& s : round) {
       if (s.peer >= 0 && (static_cast<std::size_t>(s.peer) >= conns.size() || conns[s.peer] == nullptr)) {
@@ -297,7 +294,7 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
   check.recvNumber.clear();
   const Run run{schedule, buffers, conns, reduction, op, rank, deadline, control};
   std::size_t first = 0;
-  if (const int last = progressiveCheckRounds(schedule); last > 0) {
+  if (const int last = progressiveCheckRounds(schedule, tuning.fusedCheckBytes); last > 0) {
     check.mine = op.fingerprint();
     for (int r = 0; r <= last; ++r) {
       const std::size_t from = check.peers.size();
@@ -310,7 +307,7 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
     first = static_cast<std::size_t>(last) + 1;
   } else {
     COHORT_RETURN_IF_ERROR(postCheck(schedule, conns, op, &check));
-    if (!check.conns.empty() && fusable(schedule)) {
+    if (!check.conns.empty() && fusable(schedule, tuning.fusedCheckBytes)) {
       // The first round goes with the check; its receives are held aside until
       // every fingerprint has matched.
       tActive = check.conns;

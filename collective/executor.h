@@ -7,6 +7,7 @@
 
 #include "collective/op.h"
 #include "collective/schedule.h"
+#include "collective/tuning.h"
 #include "transport/connection.h"
 
 namespace cohort::collective {
@@ -26,12 +27,12 @@ struct ExecBuffers {
 /// the parameter and both values, and no buffer is touched. Errors name
 /// the operation (op.describe()); the timeout error also names the round and the
 /// peer(s) still pending. Once `*abort` reads true, the wait in progress returns
-/// kAborted within about 50 ms. `crowded`: this machine has more busy ranks
-/// than processors (transport::WaitControl::crowded).
+/// kAborted within about 50 ms. `tuning`: the communicator's (whether the node
+/// is crowded, transport::WaitControl::crowded; what a fused first round holds).
 Status execute(const Schedule& schedule, const ExecBuffers& buffers,
                const std::vector<transport::Connection*>& conns,
                const transport::Reduction& reduction, const OpDesc& op, int rank, Deadline deadline,
-               const std::atomic<bool>* abort = nullptr, bool crowded = true);
+               const std::atomic<bool>* abort, const Tuning& tuning);
 
 /// The controls of a collective's waits: `abort`, slow waits noted in the
 /// running operation's history (noteWait), and `crowded`.

@@ -28,8 +28,6 @@ using collective::Schedule;
 
 namespace {
 
-constexpr std::size_t kCrossHalvingDoublingMax = 64 << 10;
-
 OpDesc part(const OpDesc& op, Coll coll, const void* in, void* out, std::size_t count, int root) {
   OpDesc p = op;
   p.coll = coll;
@@ -61,8 +59,9 @@ void Communicator::Impl::buildGroups(transport::shm::ShmTransport* shm) {
   if (!localShm) return;
   std::vector<const transport::shm::ShmPeer*> members;
   for (int r : local) members.push_back(shm->peer(r));
-  mesh_ = std::make_unique<collective::Mesh>(
-      shm, members, localRank, [this](std::size_t b, void** p) { return scratch(b, p); });
+  mesh_ =
+      std::make_unique<collective::Mesh>(shm, members, localRank, topo_.tuning,
+                                         [this](std::size_t b, void** p) { return scratch(b, p); });
   // A posted call that postOp() left to the caller's stream ends here.
   mesh_->onPosted([this](const collective::OpDesc& op, std::uint64_t id, Deadline d, Status s) {
     log::RankScope logAs(rank);  // any thread that completes the call
@@ -109,8 +108,8 @@ Status Communicator::Impl::runCross(const Schedule& sched, const OpDesc& op, con
     COHORT_RETURN_IF_ERROR(scratch(sched.scratchBytes, &p));
     bufs.scratch = static_cast<char*>(p);
   }
-  return collective::execute(sched, bufs, crossConns_, kernels::reductionFor(op.type, op.op),
-                             op, rank, deadline, &aborted_, crowded());
+  return collective::execute(sched, bufs, crossConns_, kernels::reductionFor(op.type, op.op), op,
+                             rank, deadline, &aborted_, topo_.tuning);
 }
 
 Status Communicator::Impl::runHierarchical(const OpDesc& op, Deadline deadline) {
@@ -121,9 +120,10 @@ Status Communicator::Impl::runHierarchical(const OpDesc& op, Deadline deadline) 
       auto inter = [&](char* slice, std::size_t count) -> Status {
         if (n < 2) return Status::Ok();
         const Schedule sched =
-            count * e <= kCrossHalvingDoublingMax
+            count * e <= topo_.tuning.crossHalvingDoublingMax
                 ? collective::halvingDoublingAllReduce(crossRank_, n, count, e, true)
-                : collective::ringAllReduce(crossRank_, n, count, e, true, ringChunk());
+                : collective::ringAllReduce(crossRank_, n, count, e, true,
+                                            topo_.tuning.ringChunkBytes);
         return runCross(sched, part(op, Coll::kAllReduce, slice, slice, count, 0), slice, slice,
                         deadline);
       };

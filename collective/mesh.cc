@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 
 #include "collective/op_history.h"
 #include "collective/schedule.h"
 #include "common/config.h"
-#include "common/trace.h"
 #include "common/error.h"
+#include "common/trace.h"
 #include "kernels/copy.h"
 #include "kernels/reduce.h"
 
@@ -19,38 +18,6 @@ using transport::shm::kStagingBytes;
 using transport::shm::OpSlot;
 using transport::shm::SegmentRef;
 
-namespace {
-// The staged paths (posted calls, the eager broadcast) while a rank reads at
-// most this much from the peers' slots (half of it when it also reduces), on a
-// node with at most one rank per processor, and with more. (Measured when the
-// staged path was one barrier per call, before calls were posted.) Reading a
-// peer's slot moves every line of
-// it from the peer's cache, while the direct path's benchmark loop writes
-// lines it already owns and reads inputs that stay shared; with more ranks
-// than processors a barrier costs processor hand-offs, so staging pays longer.
-// Measured (cohort-perf, time in us, staged -> direct, 3-5 interleaved runs
-// of 50-1000 calls): 2 ranks allreduce 1 KiB 1.16 -> 1.27, 2 KiB 1.42 -> 1.29, 16 KiB
-// 14.3 -> 3.0; allgather 4 KiB 1.0 -> 1.3, 32 KiB 5.2 -> 2.4; broadcast 4 KiB
-// 1.1 -> 1.4, 8 KiB 1.8 -> 1.3; 4 ranks allreduce 4 KiB 7.9-9.1 -> 10.3-11.6,
-// 8 KiB 9.7-11.3 -> 10.8-11.7; allgather 64 KiB 33-41 -> 15-18; broadcast
-// 64 KiB 40-45 -> 12-13 (8 ranks: ties at 32 and 64 KiB).
-constexpr std::size_t kStagedBytes = 4 << 10;
-constexpr std::size_t kStagedCrowdedBytes = 16 << 10;
-constexpr std::size_t kChunkBytes = 32 << 10;  // reduction block kept in cache
-// The scratch block with two inputs: reading the inputs and streaming the sum
-// out alternate in smaller steps. 2 ranks allreduce, time in us, 32 KiB -> 4
-// KiB, medians of 6 interleaved runs: 16 MiB 2400 -> 1842, 64 MiB 9513 ->
-// 8664; reduce-scatter 64 MiB, medians of 4: 6230 -> 5430. With 8 inputs it
-// lost (8 ranks, 16 MiB: 10.3-11.0 ms -> 11.1-14.2 ms), with 4 about even.
-constexpr std::size_t kPairChunkBytes = 4 << 10;
-// The block when it is reduced into an output and copied from there to the
-// others: small enough to be copied from L1. 2 ranks allreduce busbw GB/s,
-// medians of 5 interleaved runs, 32 KiB -> 8 KiB: 256 KiB 24.3 -> 26.4, 1 MiB
-// 25.8 -> 28.1, 4 MiB 22.2 -> 24.4 (4 KiB: 26.6, 27.9, 24.6; 2 KiB: 26.4 at 1 MiB).
-constexpr std::size_t kIntoChunkBytes = 8 << 10;
-
-}  // namespace
-
 // Kept by the mesh between operations so that a call allocates nothing.
 struct Mesh::Views {
   std::vector<const char*> in;
@@ -58,12 +25,20 @@ struct Mesh::Views {
   std::vector<const char*> staged;  // the members' post slots (reducePosted())
 };
 
-Mesh::Mesh(transport::shm::ShmTransport* shm,
-           std::vector<const transport::shm::ShmPeer*> members, int me,
-           std::function<Status(std::size_t, void**)> scratch)
-    : shm_(shm), members_(std::move(members)), me_(me), n_(static_cast<int>(members_.size())),
-      scratch_(std::move(scratch)), waitPolicy_(WaitPolicy::forPeersFromConfig(n_)),
-      crowded_(moreThanProcessors(n_)), views_(std::make_unique<Views>()) {}
+Mesh::Mesh(transport::shm::ShmTransport* shm, std::vector<const transport::shm::ShmPeer*> members,
+           int me, const Tuning& tuning, std::function<Status(std::size_t, void**)> scratch)
+    : shm_(shm),
+      members_(std::move(members)),
+      me_(me),
+      n_(static_cast<int>(members_.size())),
+      scratch_(std::move(scratch)),
+      waitPolicy_(WaitPolicy::forPeersFromConfig(n_)),
+      tuning_(tuning),
+      views_(std::make_unique<Views>()) {
+  // A staged call's data goes through a post slot or an eager slot.
+  COHORT_CHECK(tuning_.meshStagedBytes <= kStagingBytes &&
+               tuning_.meshStagedBytes <= transport::shm::kEagerBytes);
+}
 
 Mesh::~Mesh() { leave(transport::shm::Departure::kDestroyed); }
 
@@ -117,27 +92,13 @@ std::array<std::uint64_t, 4> Mesh::announce(const OpDesc& op) {
   return fp;
 }
 
-// The last-level cache: COHORT_CACHE_BYTES, or sysfs (32 MiB when it does not say).
-static std::size_t lastLevelCacheBytes() {
-  if (Config::global().cacheBytes > 0) return Config::global().cacheBytes;
-  std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index3/size");
-  std::size_t value = 0;
-  char unit = 0;
-  if (!(in >> value) || value == 0) return 32 << 20;
-  in >> unit;
-  return unit == 'K' ? value << 10 : unit == 'M' ? value << 20 : value;
-}
-
 // Non-temporal stores once the operation's buffers on all ranks together (the
 // bytes it touches) outgrow the last-level cache; below that, the outputs stay
-// in cache. Measured on 2 ranks (32 MiB cache), busbw GB/s with streaming from
-// 4 MiB per rank -> from the cache size: allreduce 4 MiB 11.2 -> 17.6, alltoall
-// 4 MiB 6.1 -> 14.1.
+// in cache.
 bool Mesh::streams(const OpDesc& op) const {
-  static const std::size_t cache = lastLevelCacheBytes();
   // A broadcast has one buffer per rank.
   const std::size_t in = op.coll == Coll::kBroadcast ? 0 : op.inputBytes(n_);
-  return (in + op.outputBytes(n_)) * static_cast<std::size_t>(n_) >= cache;
+  return (in + op.outputBytes(n_)) * static_cast<std::size_t>(n_) >= tuning_.meshStreamingBytes;
 }
 
 static void copyOut(char* dst, const char* src, std::size_t bytes, bool streaming) {
@@ -151,9 +112,10 @@ static void copyOut(char* dst, const char* src, std::size_t bytes, bool streamin
 // Copies `src` to dst(j) for every member j (nullptr: skip) block by block, so
 // that each block is read from memory once and from L1 for the others.
 template <typename Dst>
-static void copyToEvery(int n, const char* src, std::size_t bytes, bool streaming, Dst&& dst) {
-  for (std::size_t done = 0; done < bytes; done += kIntoChunkBytes) {
-    const std::size_t len = std::min(kIntoChunkBytes, bytes - done);
+static void copyToEvery(int n, const char* src, std::size_t bytes, bool streaming,
+                        std::size_t block, Dst&& dst) {
+  for (std::size_t done = 0; done < bytes; done += block) {
+    const std::size_t len = std::min(block, bytes - done);
     for (std::size_t j = 0; j < static_cast<std::size_t>(n); ++j) {
       char* d = dst(j);
       if (d != nullptr) copyOut(d + done, src + done, len, streaming);
@@ -180,14 +142,16 @@ static void reduceAll(const std::vector<const char*>& in, std::size_t offset, st
 // blocks are reduced there instead of in a scratch block, and `data` points
 // into it: one pass less over the result.
 template <typename Sink>
-static void reduceBlocks(const OpDesc& op, int n, const std::vector<const char*>& in,
-                         std::size_t offset, std::size_t bytes, char* into, Sink&& sink) {
-  static thread_local std::vector<char> acc(kChunkBytes);
+static void reduceBlocks(const OpDesc& op, int n, const Tuning& tuning,
+                         const std::vector<const char*>& in, std::size_t offset, std::size_t bytes,
+                         char* into, Sink&& sink) {
+  static thread_local std::vector<char> acc;
   const std::size_t e = dataTypeSize(op.type);
-  const std::size_t block = into != nullptr    ? kIntoChunkBytes
-                            : in.size() == 2 ? kPairChunkBytes
-                                             : kChunkBytes;
+  const std::size_t block = into != nullptr  ? tuning.meshIntoChunkBytes
+                            : in.size() == 2 ? tuning.meshPairChunkBytes
+                                             : tuning.meshChunkBytes;
   const std::size_t chunk = block / e * e;
+  if (into == nullptr && acc.size() < chunk) acc.resize(chunk);
   const auto& red = kernels::reductionFor(op.type, op.op);
   for (std::size_t done = 0; done < bytes; done += chunk) {
     const std::size_t len = std::min(chunk, bytes - done);
@@ -224,7 +188,7 @@ void Mesh::work(const OpDesc& op, const Views& v) {
       const Block mine = blockOf(op.count, n_, me_);
       const std::size_t start = mine.offset * e;
       char* into = reduceTarget(v.in, start, {v.out[me] + start, v.out[0] + start}, streaming);
-      reduceBlocks(op, n_, v.in, start, mine.count * e, into,
+      reduceBlocks(op, n_, tuning_, v.in, start, mine.count * e, into,
                    [&](std::size_t off, const char* data, std::size_t len) {
                      for (char* o : v.out) {
                        if (o + start + off != data) copyOut(o + start + off, data, len, streaming);
@@ -234,7 +198,7 @@ void Mesh::work(const OpDesc& op, const Views& v) {
     }
     case Coll::kReduceScatter: {
       char* into = reduceTarget(v.in, me * b, {v.out[me]}, streaming);
-      reduceBlocks(op, n_, v.in, me * b, b, into,
+      reduceBlocks(op, n_, tuning_, v.in, me * b, b, into,
                    [&](std::size_t off, const char* data, std::size_t len) {
                      if (v.out[me] + off != data) copyOut(v.out[me] + off, data, len, streaming);
                    });
@@ -243,7 +207,7 @@ void Mesh::work(const OpDesc& op, const Views& v) {
     case Coll::kReduce: {
       const Block mine = blockOf(op.count, n_, me_);
       char* dst = v.out[static_cast<std::size_t>(op.root)] + mine.offset * e;
-      reduceBlocks(op, n_, v.in, mine.offset * e, mine.count * e,
+      reduceBlocks(op, n_, tuning_, v.in, mine.offset * e, mine.count * e,
                    reduceTarget(v.in, mine.offset * e, {dst}, false),
                    [&](std::size_t off, const char* data, std::size_t len) {
                      if (dst + off != data) std::memcpy(dst + off, data, len);
@@ -251,10 +215,11 @@ void Mesh::work(const OpDesc& op, const Views& v) {
       break;
     }
     case Coll::kAllGather:
-      copyToEvery(n_, v.in[me], b, streaming, [&](std::size_t j) -> char* {
-        char* o = v.out[j] + me * b;
-        return o == v.in[me] ? nullptr : o;  // in place
-      });
+      copyToEvery(n_, v.in[me], b, streaming, tuning_.meshIntoChunkBytes,
+                  [&](std::size_t j) -> char* {
+                    char* o = v.out[j] + me * b;
+                    return o == v.in[me] ? nullptr : o;  // in place
+                  });
       break;
     case Coll::kBroadcast: {
       // Every rank (the root too) copies its block of the root's buffer into
@@ -262,9 +227,10 @@ void Mesh::work(const OpDesc& op, const Views& v) {
       // is read once.
       const Block mine = blockOf(op.count, n_, me_);
       const char* src = v.in[static_cast<std::size_t>(op.root)] + mine.offset * e;
-      copyToEvery(n_, src, mine.count * e, streaming, [&](std::size_t j) -> char* {
-        return static_cast<int>(j) == op.root ? nullptr : v.out[j] + mine.offset * e;
-      });
+      copyToEvery(n_, src, mine.count * e, streaming, tuning_.meshIntoChunkBytes,
+                  [&](std::size_t j) -> char* {
+                    return static_cast<int>(j) == op.root ? nullptr : v.out[j] + mine.offset * e;
+                  });
       break;
     }
     case Coll::kGather:
@@ -336,7 +302,7 @@ Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
   if (local.op == ReduceOp::kAvg) local.op = ReduceOp::kSum;  // divided by the world size below
   const Block mine = blockOf(op.count, n_, me_);
   char* slice = v.out[static_cast<std::size_t>(me_)] + mine.offset * e;
-  reduceBlocks(local, n_, v.in, mine.offset * e, mine.count * e,
+  reduceBlocks(local, n_, tuning_, v.in, mine.offset * e, mine.count * e,
                reduceTarget(v.in, mine.offset * e, {slice}, false),
                [&](std::size_t off, const char* data, std::size_t len) {
                  if (slice + off != data) std::memcpy(slice + off, data, len);
@@ -420,7 +386,6 @@ Status Mesh::run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& a
 }
 
 Status Mesh::runOnce(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
-  static_assert(kStagedCrowdedBytes <= kStagingBytes, "post slot too small");
   if (posts(op)) {
     std::uint64_t call = 0;
     COHORT_RETURN_IF_ERROR(post(op, deadline, aborted, &call));
@@ -431,31 +396,20 @@ Status Mesh::runOnce(const OpDesc& op, Deadline deadline, const std::atomic<bool
   slot_ = calls_++ % 2;
   if (op.coll == Coll::kBarrier) return publish(op, nullptr, nullptr, deadline, aborted, nullptr);
   if (op.coll == Coll::kBroadcast && staged(op)) {
-    static_assert(kStagedCrowdedBytes <= transport::shm::kEagerBytes, "eager slot too small");
     return eagerBroadcast(op, deadline, aborted);
   }
   if (pulls(op)) return pulledBroadcast(op, deadline, aborted);
   return large(op, deadline, aborted);
 }
 
-// With more than two ranks per processor, a barrier that everyone waits for
-// costs more processor hand-offs than the copies of a broadcast cost: then the
-// ranks copy the root's whole buffer themselves, waiting for the root only,
-// while the root's buffer, read by every rank, stays in the last-level cache.
-// 8 ranks on 2 processors, time in us, direct -> pulled, medians of 4
-// interleaved runs: 32 KiB 25.2 -> 18.5, 64 KiB 27.7 -> 23.0, 128 KiB 36.5 ->
-// 28.2, 256 KiB 51.9 -> 48.0, 1 MiB 217 -> 171, 2 MiB 524 -> 476, 4 MiB
-// (streaming) 781 -> 2087. With up to two ranks per processor it pays up to
-// 128 KiB: 4 ranks, 4 interleaved runs of 400 calls, direct -> pulled: 64 KiB
-// 14.4-17.0 -> 12.6-13.9, 128 KiB 18.1-21.1 -> 16.8-18.6; 256 KiB even
-// (27.7-41.3 -> 28.4-37.6); 512 KiB 39.4-53.1 -> 45.4-58.5, 1 MiB 73.6-76.6
-// -> 75.3-80.9. Medians of 6 runs of 1000 calls: 32 KiB 11.4 -> 9.9, 64 KiB
-// 13.0 -> 11.5, 128 KiB 16.7 -> 16.3.
-constexpr std::size_t kPulledCrowdedMax = 128 << 10;
-
+// On a crowded node a barrier that everyone waits for costs more processor
+// hand-offs than the copies of a broadcast cost: then the ranks copy the root's
+// whole buffer themselves, waiting for the root only, while the root's buffer,
+// read by every rank, stays in the last-level cache.
 bool Mesh::pulls(const OpDesc& op) const {
-  if (op.coll != Coll::kBroadcast || !crowded_ || streams(op)) return false;
-  return n_ > 2 * processors() || op.count * dataTypeSize(op.type) <= kPulledCrowdedMax;
+  if (op.coll != Coll::kBroadcast || streams(op)) return false;
+  return tuning_.meshPulledBroadcastMax > 0 &&
+         op.count * dataTypeSize(op.type) <= tuning_.meshPulledBroadcastMax;
 }
 
 bool Mesh::staged(const OpDesc& op) const {
@@ -472,7 +426,7 @@ bool Mesh::staged(const OpDesc& op) const {
     case Coll::kBroadcast: read = b; break;
     default: return false;
   }
-  const std::size_t limit = crowded_ ? kStagedCrowdedBytes : kStagedBytes;
+  const std::size_t limit = tuning_.meshStagedBytes;
   return read <= (reduces ? limit / 2 : limit);
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "collective/op.h"
+#include "collective/tuning.h"
 #include "common/wait.h"
 #include "transport/shm/shm_transport.h"
 
@@ -39,10 +40,11 @@ inline std::array<std::uint64_t, 4> loadFingerprint(const std::uint64_t* src) {
 class Mesh {
  public:
   /// `members[i]` is local index i (self included); all ranks of the group are on
-  /// this node. `scratch(bytes)` returns device memory of this rank (in its
-  /// segment) for buffers that are plain host memory.
+  /// this node. `tuning` is the communicator's (the same on every member).
+  /// `scratch(bytes)` returns device memory of this rank (in its segment) for
+  /// buffers that are plain host memory.
   Mesh(transport::shm::ShmTransport* shm, std::vector<const transport::shm::ShmPeer*> members,
-       int me, std::function<Status(std::size_t, void**)> scratch);
+       int me, const Tuning& tuning, std::function<Status(std::size_t, void**)> scratch);
   /// Marks this rank as gone for its peers (destroyed, unless it left already).
   ~Mesh();
   Mesh(const Mesh&) = delete;
@@ -89,8 +91,6 @@ class Mesh {
   bool staged(const OpDesc& op) const;
   /// Whether run() takes pulledBroadcast().
   bool pulls(const OpDesc& op) const;
-  /// Whether the group has more members than this node has processors.
-  bool crowded() const { return crowded_; }
   /// Before this rank leaves for good (destroy): waits until every member still in the group
   /// has finished every call this rank made, i.e. read what this rank's slots and buffers
   /// hold (a broadcast's root returns before its readers copy, a posted call before the
@@ -188,7 +188,7 @@ class Mesh {
   const int n_;
   std::function<Status(std::size_t, void**)> scratch_;
   const WaitPolicy waitPolicy_;  // no spin stage with more members than processors
-  const bool crowded_;           // more members than processors
+  const Tuning tuning_;
   std::unique_ptr<Views> views_;  // reused by every operation
   std::uint64_t barriers_ = 0;  // barriers passed by this group so far
   // The last call's barrier when this rank arrived there without waiting for

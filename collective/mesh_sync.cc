@@ -26,7 +26,6 @@ using transport::shm::SegmentRef;
 
 namespace {
 constexpr auto kLivenessEvery = std::chrono::milliseconds(200);
-constexpr int kQuickLooks = 128;  // barrier: pauses before the timed wait
 // A rank's `arrive` counter once it left the group (failed, aborted or destroyed): its
 // peers fail at their next liveness check instead of waiting for it.
 constexpr std::uint64_t kLeft = ~std::uint64_t(0);
@@ -192,9 +191,7 @@ Status Mesh::waitFor(const OpDesc& op, const char* phase, Deadline deadline,
   ControlBlock* lead = members_[0]->block;
   // A peer on another processor is usually a few hundred nanoseconds away: look
   // for it before reading any clock (the waits below take two readings).
-  if (!crowded_) {
-    for (int i = 0; i < kQuickLooks && !ready(); ++i) _mm_pause();
-  }
+  for (int i = 0; i < tuning_.meshQuickLooks && !ready(); ++i) _mm_pause();
   if (ready()) return Status::Ok();
   for (;;) {
     Deadline slice = Deadline::after(kLivenessEvery);
@@ -254,10 +251,7 @@ Status Mesh::waitForRoot(const OpDesc& op, std::uint64_t arrival, Deadline deadl
 // readers would give up its processor at every call; here a rank that holds one
 // makes several calls in a row. Consecutive eager calls do not settle (their
 // readers check the root's call in its slot); any other call settles the last
-// one first. Time per call in us, medians of 3 interleaved runs, one slot per
-// call (the root one call ahead at most) -> the ring: 2 ranks 1 KiB 0.43 ->
-// 0.37, 4 KiB 0.54 -> 0.47; 4 ranks 1 KiB 3.75 -> 1.51, 16 KiB 6.51 -> 4.32;
-// 8 ranks 1 KiB 10.7 -> 2.9, 16 KiB 12.1 -> 4.8.
+// one first (collective/TUNING.md has the figures).
 Status Mesh::eagerBroadcast(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
   if (!owedEager_) COHORT_RETURN_IF_ERROR(settle(op, deadline, aborted));
   const std::size_t b = op.count * dataTypeSize(op.type);

@@ -59,18 +59,8 @@ Block blockOf(std::size_t total, int parts, int i);
 /// through the ring one round apart (a pipeline); 0 moves whole blocks.
 Schedule ringAllReduce(int rank, int size, std::size_t count, std::size_t elem, bool inPlace,
                        std::size_t chunkBytes = 0);
-/// The ring allreduce's pipeline chunk, and the one with more ranks on the
-/// node than processors. Over tcp loopback (busbw GB/s, 3 interleaved runs
-/// each): 2 ranks 16 MiB 1.95-2.38 whole blocks, 2.9-3.2 in 512 KiB chunks
-/// (256 KiB: 2.4-2.8, 1 MiB: 2.6-2.8); 4 ranks 16 MiB 0.89-0.92 whole,
-/// 1.08-1.30 in 512 KiB chunks, 1.22-1.48 in 256 KiB (128 KiB: 1.30-1.48, but
-/// 1.09-1.29 at 4 MiB).
-constexpr std::size_t kRingChunkBytes = 512 << 10;
-constexpr std::size_t kRingChunkCrowdedBytes = 256 << 10;
 Schedule halvingDoublingAllReduce(int rank, int size, std::size_t count, std::size_t elem,
                                   bool inPlace);
-/// Up to this size "hd" allreduce exchanges whole vectors (recursive doubling).
-constexpr std::size_t kRecursiveDoublingMax = 16 << 10;
 /// Whole-vector exchanges (log2 rounds instead of 2 log2): for small vectors.
 /// Scratch: two vectors with a power-of-two size (nothing the caller sees is
 /// written before the last round), else one.

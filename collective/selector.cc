@@ -13,20 +13,6 @@ namespace cohort::collective {
 
 namespace {
 
-constexpr std::size_t kHalvingDoublingMax = 64 << 10;  // latency-bound below this
-constexpr std::size_t kTreeBroadcastMax = 256 << 10;
-// Allgather, alltoall and reduce-scatter in one round while a rank receives at
-// most this much, a broadcast while its root sends at most this much (all
-// messages in flight at once; the ring and the pairwise exchange take size - 1
-// rounds, the tree log2(size)). tcp loopback, 3 interleaved runs, time us ring/pairwise ->
-// linear: 4 ranks allgather 1 KiB 118-133 -> 68-78, 64 KiB 186-214 -> 109-122;
-// alltoall 1 KiB 135-144 -> 70-71; 2 ranks allgather 1 KiB 20-21 -> 12-15
-// (the ring copies first, so its round cannot carry the argument check);
-// 256 KiB: about even. Broadcast 1 KiB, tree -> linear: 4 ranks 45-49 -> 34-44,
-// 8 ranks 137-143 -> 92-94; reduce-scatter 1 KiB, ring -> linear: 4 ranks
-// 92-105 -> 69, 8 ranks 310-379 -> 246-334.
-constexpr std::size_t kLinearMax = 64 << 10;
-
 const char* kAlgoNames[] = {"auto", "mesh", "ring", "hd", "tree", "chain", "linear",
                             "pairwise", "dissemination", "hierarchical"};
 
@@ -63,13 +49,17 @@ Algo tableChoice(const OpDesc& op, const Topology& topo) {
   if (topo.meshAvailable && canRun(op.coll, Algo::kMesh)) return Algo::kMesh;
   const std::size_t bytes = op.count * dataTypeSize(op.type);
   if (hierarchicalFits(op.coll, topo)) return Algo::kHierarchical;
-  const bool linear = bytes * static_cast<std::size_t>(topo.size - 1) <= kLinearMax;
+  const Tuning& t = topo.tuning;
+  // Every message of the collective in flight at once while a rank receives (a
+  // broadcast's root sends) at most linearMax.
+  const bool linear = bytes * static_cast<std::size_t>(topo.size - 1) <= t.linearMax;
   switch (op.coll) {
-    case Coll::kAllReduce: return bytes <= kHalvingDoublingMax ? Algo::kHalvingDoubling : Algo::kRing;
+    case Coll::kAllReduce:
+      return bytes <= t.halvingDoublingMax ? Algo::kHalvingDoubling : Algo::kRing;
     case Coll::kAllGather: case Coll::kReduceScatter:
       return linear ? Algo::kLinear : Algo::kRing;
     case Coll::kBroadcast:
-      return linear ? Algo::kLinear : bytes <= kTreeBroadcastMax ? Algo::kTree : Algo::kChain;
+      return linear ? Algo::kLinear : bytes <= t.treeBroadcastMax ? Algo::kTree : Algo::kChain;
     case Coll::kReduce: return Algo::kTree;
     case Coll::kGather: case Coll::kScatter: case Coll::kAllGatherV: case Coll::kReduceScatterV:
       return Algo::kLinear;

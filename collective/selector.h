@@ -6,6 +6,7 @@
 #include <string>
 
 #include "collective/op.h"
+#include "collective/tuning.h"
 
 namespace cohort::collective {
 
@@ -21,6 +22,7 @@ struct Topology {
   bool meshAvailable = false;  // every rank on this node, linked by shm
   bool hierarchical = false;   // several nodes, the same number of ranks on each (> 1)
   bool nodeBlocks = false;     // and ranks numbered node by node
+  Tuning tuning;               // the size decisions for this node's shape
 };
 
 /// Parsed COHORT_ALGO: one choice per collective (kAuto = the table's).

@@ -21,7 +21,7 @@ bool elementwise(Coll c) {
 
 }  // namespace
 
-std::size_t scratchBound(const OpDesc& op, Algo algo, int size) {
+std::size_t scratchBound(const OpDesc& op, Algo algo, int size, const Tuning& tuning) {
   switch (algo) {
     case Algo::kMesh:  // buffers peers cannot map are copied in and out
       return op.inputBytes(size) + op.outputBytes(size) + kAlignSlack;
@@ -29,7 +29,8 @@ std::size_t scratchBound(const OpDesc& op, Algo algo, int size) {
       return op.inputBytes(size) + op.outputBytes(size) + kAlignSlack +
              (op.coll == Coll::kReduce || op.coll == Coll::kReduceScatter ? op.inputBytes(size) : 0);
     case Algo::kHalvingDoubling:  // small vectors: the partner's whole vector
-      return op.coll == Coll::kAllReduce && op.count * dataTypeSize(op.type) <= kRecursiveDoublingMax
+      return op.coll == Coll::kAllReduce &&
+                     op.count * dataTypeSize(op.type) <= tuning.recursiveDoublingMax
                  ? op.count * dataTypeSize(op.type)
                  : 0;
     case Algo::kTree:  // a reduce's partial sums (broadcast trees take none)
@@ -43,9 +44,10 @@ std::size_t scratchBound(const OpDesc& op, Algo algo, int size) {
   }
 }
 
-StagingPlan planStaging(const OpDesc& op, Algo algo, int size, std::size_t limit) {
+StagingPlan planStaging(const OpDesc& op, Algo algo, int size, std::size_t limit,
+                        const Tuning& tuning) {
   StagingPlan plan{algo, 0};
-  const std::size_t need = scratchBound(op, algo, size);
+  const std::size_t need = scratchBound(op, algo, size, tuning);
   if (need <= limit || op.count == 0) return plan;
   if (!elementwise(op.coll)) {
     plan.algo = Algo::kRing;

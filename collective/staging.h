@@ -8,6 +8,7 @@
 
 #include "collective/op.h"
 #include "collective/selector.h"
+#include "collective/tuning.h"
 
 namespace cohort::collective {
 
@@ -18,13 +19,14 @@ struct StagingPlan {
 };
 
 /// The most scratch `algo` may take for `op` on `size` ranks. A worst case that
-/// depends only on the operation, never on where this rank's buffers live, so
-/// that every rank cuts the same pieces.
-std::size_t scratchBound(const OpDesc& op, Algo algo, int size);
+/// depends only on the operation and the tuning, never on where this rank's
+/// buffers live, so that every rank cuts the same pieces.
+std::size_t scratchBound(const OpDesc& op, Algo algo, int size, const Tuning& tuning);
 
 /// How `op` runs within `limit` bytes of scratch: as chosen when it fits; in
 /// pieces for allreduce, broadcast and reduce; otherwise with the schedule of
 /// the collective (ring, pairwise, linear), whose scratch is bounded.
-StagingPlan planStaging(const OpDesc& op, Algo algo, int size, std::size_t limit);
+StagingPlan planStaging(const OpDesc& op, Algo algo, int size, std::size_t limit,
+                        const Tuning& tuning);
 
 }  // namespace cohort::collective

@@ -77,7 +77,10 @@ TEST(SelectorTest, TableAndOverrides) {
   OpDesc op;
   op.coll = Coll::kAllReduce;
   op.count = 1 << 20;
-  Topology one{4, 1, true}, two{4, 2, false};
+  Topology one, two;  // 4 ranks: on one node with the mesh, on two nodes
+  one.size = two.size = 4;
+  two.nodes = 2;
+  one.meshAvailable = true;
   AlgoOverrides none;
   Algo a;
   ASSERT_TRUE(selectAlgorithm(op, one, none, &a).ok());

@@ -112,24 +112,29 @@ TEST(StagingTest, PlanCutsElementwiseOperationsAndMovesOthersToTheRing) {
   collective::OpDesc op;
   op.count = 1 << 20;
   op.type = DataType::kFloat32;
-  auto plan = collective::planStaging(op, Algo::kMesh, 4, 200 << 20);
+  auto plan = collective::planStaging(op, Algo::kMesh, 4, 200 << 20, {});
   EXPECT_EQ(plan.algo, Algo::kMesh);
   EXPECT_EQ(plan.pieceCount, 0u);
-  plan = collective::planStaging(op, Algo::kMesh, 4, kLimit);
+  plan = collective::planStaging(op, Algo::kMesh, 4, kLimit, {});
   EXPECT_EQ(plan.algo, Algo::kMesh);
   EXPECT_EQ(plan.pieceCount, (kLimit - 128) / 8);
-  EXPECT_LE(collective::scratchBound([&] { auto p = op; p.count = plan.pieceCount; return p; }(),
-                                     Algo::kMesh, 4),
+  EXPECT_LE(collective::scratchBound(
+                [&] {
+                  auto p = op;
+                  p.count = plan.pieceCount;
+                  return p;
+                }(),
+                Algo::kMesh, 4, {}),
             kLimit);
   op.coll = Coll::kAllGather;
-  plan = collective::planStaging(op, Algo::kMesh, 4, kLimit);
+  plan = collective::planStaging(op, Algo::kMesh, 4, kLimit, {});
   EXPECT_EQ(plan.algo, Algo::kRing);
   EXPECT_EQ(plan.pieceCount, 0u);
   op.coll = Coll::kReduce;
-  plan = collective::planStaging(op, Algo::kTree, 4, kLimit);
+  plan = collective::planStaging(op, Algo::kTree, 4, kLimit, {});
   EXPECT_EQ(plan.pieceCount, kLimit / 4);
   op.count = 0;
-  EXPECT_EQ(collective::planStaging(op, Algo::kMesh, 4, kLimit).pieceCount, 0u);
+  EXPECT_EQ(collective::planStaging(op, Algo::kMesh, 4, kLimit, {}).pieceCount, 0u);
 }
 
 }  // namespace
