@@ -77,7 +77,8 @@ def time_once(op, nbytes, group, world, reduce_group, host_memory):
         t = torch.zeros(n)
         out = [torch.zeros(n) for _ in range(world)] if op == "all_gather" else torch.zeros(n)
     finally:
-        torch_cohort.use_device_memory()
+        if host_memory and os.environ.get("COHORT_TORCH_DEVICE_MEMORY", "").strip() != "0":
+            torch_cohort.use_device_memory()  # the default again
     iters = iterations(nbytes)
     for _ in range(max(2, iters // 10)):  # warm up: connections, first touch
         run_op(op, t, out, group, world)
