@@ -1,5 +1,6 @@
 // The communicator's state. One per rank; created by comm_init.cc, operations
-// enqueued by comm_ops.cc and run on the communicator's stream by comm_run.cc.
+// enqueued by comm_ops.cc, launched as comm_launch.cc decides, and run by
+// comm_run.cc (on the communicator's stream, or inline).
 #pragma once
 
 #include <array>
@@ -24,6 +25,11 @@
 
 namespace cohort {
 
+/// A stream's progress (runtime::streamProgress), read without the runtime's
+/// lookup when `knownLive` (comm_launch.cc).
+Status streamProgressOf(runtime::Stream* stream, bool knownLive, std::uint64_t* enqueued,
+                        std::uint64_t* completed);
+
 /// Thread-safety: enqueue() from one thread at a time; runOp() on the stream
 /// worker; abort()/asyncError() from anywhere.
 class Communicator::Impl {
@@ -46,9 +52,15 @@ class Communicator::Impl {
   /// `knownLive`: `stream` was found live under the current resource generation.
   Status postOp(const collective::OpDesc& op, runtime::Stream* stream, bool knownLive);
   Status validate(const collective::OpDesc& op, runtime::Stream* stream) const;
-  /// Whether `op` runs on the calling thread; *algo is then the algorithm.
-  /// `repeat`: checked_ describes this call, so what depends on its arguments
-  /// alone (the algorithm, the size decision) is reused from there.
+  /// How `op` launches (comm_launch.cc): on the communicator's stream, inline on
+  /// the calling thread, or posted; *algo is the algorithm for the last two.
+  /// `enqueued`/`completed`: the caller's stream's progress. `repeat`: checked_
+  /// describes this call, so what depends on its arguments alone (the algorithm,
+  /// the size decision) is reused from there.
+  enum class LaunchMode { kWorker, kInline, kPosted };
+  LaunchMode chooseLaunch(const collective::OpDesc& op, runtime::Stream* stream, bool repeat,
+                          std::uint64_t enqueued, std::uint64_t completed, collective::Algo* algo);
+  /// Whether `op` may run on the calling thread (chooseLaunch's first question).
   bool runsInline(const collective::OpDesc& op, runtime::Stream* stream, bool repeat,
                   std::uint64_t enqueued, std::uint64_t completed, collective::Algo* algo);
   Status split(int color, int key, std::unique_ptr<Impl>* out);

@@ -9,7 +9,6 @@
 #include "common/trace.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "runtime/device.h"
 #include "runtime/stream.h"
 
 namespace cohort {
@@ -55,17 +54,6 @@ Status checkBuffer(const char* role, const void* p, std::size_t bytes, int devic
                        left, bytes);
     }
   }
-  return Status::Ok();
-}
-
-// A stream's progress counters. One known to be live (checked under the
-// current runtime::resourceGeneration()) is read directly: the runtime's call
-// looks it up under a lock, a cost every small operation paid twice.
-Status progressOf(runtime::Stream* stream, bool knownLive, std::uint64_t* enqueued,
-                  std::uint64_t* completed) {
-  if (!knownLive || stream == nullptr) return runtime::streamProgress(stream, enqueued, completed);
-  *completed = stream->completed();  // first: completed never exceeds enqueued
-  *enqueued = stream->enqueued();
   return Status::Ok();
 }
 
@@ -166,7 +154,7 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   // operation is our own wait for that operation (which the communicator's
   // in-order stream implies). Skipping it saves a thread hand-off per call.
   std::uint64_t enqueued = 0, completed = 0;
-  COHORT_RETURN_IF_ERROR(progressOf(stream, known, &enqueued, &completed));
+  COHORT_RETURN_IF_ERROR(streamProgressOf(stream, known, &enqueued, &completed));
   // Completions deferred on the caller's stream (postOp) are older than this
   // call: they run first, unless they are all this communicator's and this
   // call is posted too (the mesh completes its calls in order, and an earlier
@@ -174,16 +162,14 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   // (Nothing is deferred on a default stream: posting needs a stream.)
   std::size_t waiting = 0;
   if (known && stream != nullptr) {
-    waiting = stream->deferredCount();  // a live stream (as in progressOf)
+    waiting = stream->deferredCount();  // a live stream (as in streamProgressOf)
   } else if (stream != nullptr) {
     COHORT_RETURN_IF_ERROR(runtime::streamDeferredCount(stream, &waiting));
   }
   collective::Algo algo = collective::Algo::kAuto;
-  const bool inlined = runsInline(op, stream, known, enqueued, completed, &algo);
-  const bool posts = inlined && stream != nullptr && algo == collective::Algo::kMesh &&
-                     mesh_->posts(op) && launch_ != Launch::kInline;
+  const LaunchMode mode = chooseLaunch(op, stream, known, enqueued, completed, &algo);
   const std::size_t ours = deferredPending_.load() ? 1 : 0;  // our completion on deferredOn_
-  if (waiting > 0 && !(posts && stream == deferredOn_ && waiting == ours)) {
+  if (waiting > 0 && !(mode == LaunchMode::kPosted && stream == deferredOn_ && waiting == ours)) {
     (void)runtime::streamCompleteDeferred(stream);  // a failure is asyncError()'s too
     const Status earlier = asyncError();
     if (!earlier.ok()) {
@@ -191,8 +177,8 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
                        collName(op.coll), earlier.message());
     }
   }
-  if (posts) return postOp(op, stream, known);
-  if (inlined) {
+  if (mode == LaunchMode::kPosted) return postOp(op, stream, known);
+  if (mode == LaunchMode::kInline) {
     // Nothing is pending on either stream: the result is there when this
     // returns, with no thread hand-off (what a small call costs otherwise).
     Status s = runOp(op, history_->reserve(), algo);
@@ -224,60 +210,6 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream, after_));
   lastUserStream_ = stream;
   return runtime::streamProgress(stream, &lastUserEnqueued_, &completed);
-}
-
-// A small operation runs on the calling thread when it would run at once
-// anyway: the caller's stream holds nothing unfinished but our own completed
-// operations, the communicator's stream is idle, the caller is on our device,
-// and every peer is another process (a thread driving several ranks must not
-// block in one of them): the mesh's staged paths or a direct mesh operation of
-// at most Tuning::inlineMeshBytes in and out, or a schedule of at most
-// Tuning::inlineScheduleBytes (on a crowded node both are larger: a hand-off
-// to the worker is a wait for a processor).
-bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream, bool repeat,
-                                    std::uint64_t enqueued, std::uint64_t completed,
-                                    collective::Algo* algo) {
-  if (!inlineSmall_ || op.coll == Coll::kSendRecv || launch_ == Launch::kWorker) return false;
-  std::uint64_t commEnqueued = 0, commCompleted = 0;
-  if (!progressOf(stream_, repeat && checked_.ownStreamLive, &commEnqueued, &commCompleted)
-           .ok()) {
-    return false;
-  }
-  if (repeat) checked_.ownStreamLive = true;
-  // The record of after_ wakes the caller before its stream counts it done: a
-  // caller that saw our last queued operation end may find that record the
-  // only task left. Counting it as busy queued every later call too, for good
-  // (4 ranks over tcp: every call handed to the worker, 27 context switches
-  // per call instead of 10).
-  const bool onlyOurRecordLeft = commCompleted + 1 == commEnqueued &&
-                                 commEnqueued == afterRecordedAt_ &&
-                                 runtime::eventQuery(after_).ok();
-  if (commCompleted != commEnqueued && !onlyOurRecordLeft) return false;
-  // Our last operation's wait is the only thing left on the caller's stream,
-  // and it is satisfied since our stream is idle.
-  if (completed != enqueued && !(stream == lastUserStream_ && enqueued == lastUserEnqueued_)) {
-    return false;
-  }
-  if (runtime::currentDeviceId() != device) return false;
-  if (repeat && checked_.algo != collective::Algo::kAuto) {
-    *algo = checked_.algo;
-    return checked_.small;
-  }
-  if (!collective::selectAlgorithm(op, topo_, overrides_, algo).ok()) return false;
-  bool small = false;
-  if (*algo == collective::Algo::kMesh) {
-    small = mesh_ && (mesh_->staged(op) ||
-                      op.inputBytes(size) + op.outputBytes(size) <= topo_.tuning.inlineMeshBytes);
-  } else {
-    // A schedule over the connections: latency-bound up to a few messages' worth.
-    small = *algo != collective::Algo::kHierarchical &&
-            op.inputBytes(size) + op.outputBytes(size) <= topo_.tuning.inlineScheduleBytes;
-  }
-  if (repeat) {
-    checked_.algo = *algo;
-    checked_.small = small;
-  }
-  return small;
 }
 
 Status Communicator::groupStart() {
