@@ -2,9 +2,11 @@
 // fork() would leave parent and child writing the same pages and handing out the
 // same free blocks: a forked worker (a DataLoader's, say) that wrote a tensor
 // would write the parent's. The handlers keep every pool's lock across fork(), and
-// in the child remap each pool copy-on-write at the same address, so the child
-// keeps its contents and its writes stay its own. Peers cannot map the child's
-// private pages, so its pools refuse to be shared (MemoryPool::checkShareable).
+// in the child detach each pool (MemoryPool::detachInChild): an empty one gets a
+// fresh file, so ranks forked from a parent that holds no memory work as usual;
+// one with allocations is remapped copy-on-write at the same address, so the child
+// keeps its contents and its writes stay its own. Peers cannot map those private
+// pages, so such a pool refuses to be shared (MemoryPool::checkShareable).
 #include <pthread.h>
 #include <unistd.h>
 
@@ -32,7 +34,7 @@ void releaseFork(bool child) {
   if (gForkLocked == nullptr) return;
   if (child) {
     // Every pool the child has, also one created after prepareFork read the list.
-    for (MemoryPool* p : DeviceManager::get().pools()) p->privatizeInChild(gForkParent);
+    for (MemoryPool* p : DeviceManager::get().pools()) p->detachInChild(gForkParent);
   }
   for (auto it = gForkLocked->rbegin(); it != gForkLocked->rend(); ++it) (*it)->unlockAfterFork();
   delete gForkLocked;

@@ -1,5 +1,6 @@
 #include "runtime/memory_pool.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -51,10 +52,24 @@ MemoryPool::MemoryPool(std::string label, int fd, char* base, std::size_t capaci
   insertFreeLocked(0, capacity_);
 }
 
-void MemoryPool::privatizeInChild(int parentPid) {
-  // Same address, same file, private: the child's tensors keep their contents and
-  // its writes stop reaching the parent. If the kernel refuses, the child keeps the
-  // shared mapping and says so; it cannot report an error from inside fork().
+void MemoryPool::detachInChild(int parentPid) {
+  // Nothing allocated: a file of the child's own at the same address and under the
+  // same descriptor number, shareable like any pool (ranks forked by a parent that
+  // set up the runtime but holds no memory). Otherwise the same file, private: the
+  // child's data keeps its contents and its writes stop reaching the parent. If
+  // the kernel refuses, the child keeps the shared mapping and says so (it cannot
+  // report an error from inside fork()).
+  if (live_.empty()) {
+    const int fresh = memfd_create(("cohort-" + label_).c_str(), MFD_CLOEXEC);
+    if (fresh >= 0 && ftruncate(fresh, static_cast<off_t>(capacity_)) == 0 &&
+        mmap(base_, capacity_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
+             fresh, 0) != MAP_FAILED &&
+        dup3(fresh, fd_, O_CLOEXEC) == fd_) {
+      close(fresh);
+      return;
+    }
+    if (fresh >= 0) close(fresh);
+  }
   if (mmap(base_, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, fd_,
            0) == MAP_FAILED) {
     COHORT_LOG(kError, "runtime", "after fork: {}'s memory stays shared with process {} ({})",

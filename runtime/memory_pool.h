@@ -19,8 +19,9 @@
 namespace cohort::runtime {
 
 /// Thread-safe. Owns its mapping and file descriptor for its whole lifetime. Across
-/// fork() (runtime/fork_handlers.cc) the child's copy of the mapping becomes
-/// copy-on-write: the child never writes into the parent's memory.
+/// fork() (runtime/fork_handlers.cc) the child never writes into the parent's
+/// memory: an empty pool becomes a fresh one of the child's, one holding
+/// allocations a copy-on-write view of the parent's.
 class MemoryPool {
  public:
   /// Creates a pool of `capacity` bytes (virtual until touched). `label` names it
@@ -55,18 +56,19 @@ class MemoryPool {
   std::size_t peak() const;
   int fd() const { return fd_; }
   /// kNotSupported naming the parent when this process is a fork()ed child that
-  /// inherited the pool: peers would map the file, which no longer holds this
-  /// process's writes. `what` names the caller in the message.
+  /// inherited the pool with allocations in it: peers would map the file, which no
+  /// longer holds this process's writes. `what` names the caller in the message.
   Status checkShareable(const char* what) const;
 
   /// fork() support, for runtime/fork_handlers.cc only: the parent holds the lock
-  /// across fork(), so the child's copy of the free lists is whole; in the child,
-  /// privatizeInChild maps the pages copy-on-write (MAP_PRIVATE of the same file)
-  /// and marks the pool inherited from `parentPid`. Pages the child has not written
-  /// still show the file, so the child may see the parent's later writes to them.
+  /// across fork(), so the child's copy of the free lists is whole. In the child,
+  /// detachInChild gives an empty pool a fresh file (same address and descriptor),
+  /// and maps one with allocations copy-on-write (MAP_PRIVATE of the same file),
+  /// marking it inherited from `parentPid`: pages the child has not written still
+  /// show the file, so the child may see the parent's later writes to them.
   void lockForFork() { mu_.lock(); }
   void unlockAfterFork() { mu_.unlock(); }
-  void privatizeInChild(int parentPid);
+  void detachInChild(int parentPid);
   char* base() const { return base_; }
   const std::string& label() const { return label_; }
 

@@ -1,6 +1,7 @@
 // Device memory across fork(): the child keeps the contents it inherited, its
-// writes never reach the parent, and it refuses to share the inherited pools with
-// peers (they would map the file, not the child's pages).
+// writes never reach the parent, and it refuses to share a pool that held
+// allocations (peers would map the file, not the child's pages); a pool that held
+// none becomes the child's own, shareable as usual.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -73,6 +74,37 @@ TEST(ForkTest, ChildWritesStayInTheChildAndItsPoolsAreNotShared) {
   EXPECT_OK(deviceFree(dev));
   EXPECT_OK(hostFree(host));
   EXPECT_OK(resetDevice(0));
+}
+
+// A rank forked from a parent that brought a device up but holds no memory on it.
+int freshPoolChecks() {
+  if (!setDevice(1).ok()) return 20;
+  void* mine = nullptr;
+  if (!deviceMalloc(&mine, kBytes).ok()) return 21;
+  std::memset(mine, 0x77, kBytes);
+  MemHandle handle;
+  if (!memExportSegment(1, &handle).ok() || !memExport(mine, &handle).ok()) return 22;
+  return 0;
+}
+
+TEST(ForkTest, AnEmptyPoolBecomesTheChildsOwnAndStaysShareable) {
+  ASSERT_OK(setDevice(1));  // brings the pool up, allocates nothing
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) _exit(freshPoolChecks());
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's check that failed (see freshPoolChecks)";
+  // The child's first block sat where the parent's first one does now: its writes
+  // went to a file of its own.
+  void* first = nullptr;
+  ASSERT_OK(deviceMalloc(&first, kBytes));
+  EXPECT_TRUE(filledWith(first, kBytes, 0)) << "the child's write reached the parent's pool";
+  MemHandle handle;
+  EXPECT_OK(memExport(first, &handle));
+  EXPECT_OK(deviceFree(first));
+  EXPECT_OK(resetDevice(1));
 }
 
 }  // namespace
