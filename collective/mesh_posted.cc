@@ -1,0 +1,192 @@
+// The mesh's posted calls: each rank copies its input into the next slot of its
+// own ring and goes on; a call completes when every member posted it. And the
+// check that finds a member that made another call where a posted call waits.
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "collective/mesh.h"
+#include "collective/mesh_wait.h"
+#include "common/error.h"
+
+namespace cohort::collective {
+
+using transport::shm::ControlBlock;
+using transport::shm::OpSlot;
+
+Status Mesh::failPosted(Status s) {
+  // The others learn at their next wait for this rank; a failure caused by a
+  // peer they find themselves (naming it, not this rank).
+  if (s.code() != ErrorCode::kRemoteError) leave();
+  for (std::uint64_t c = completedPosts_ + 1; c <= posts_; ++c) {
+    const Posted& p = posted_[(c - 1) % transport::shm::kPostSlots];
+    if (p.tag == 0 || !hook_) continue;
+    Status reported = hook_(p.op, p.tag, p.deadline, s);
+    if (c == completedPosts_ + 1) s = std::move(reported);  // the first names its call
+  }
+  postFailure_ = s;
+  return s;
+}
+
+// A posted call needs nobody else to post: a rank copies its input into the
+// next slot of its ring, completes whatever calls every member has posted by
+// now, and goes on. It waits only when it comes back to a slot that a member
+// has not read yet (the call kPostSlots ago has not completed there); then its
+// own oldest call completes first, so that two ranks waiting for each other's
+// slots always find the other's inputs there. Completing as soon as the inputs
+// are there lets the others run up to kPostSlots calls ahead.
+Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted,
+                  std::uint64_t* call, std::uint64_t tag, bool* closer) {
+  std::lock_guard<std::mutex> lock(postMu_);
+  if (!postFailure_.ok()) return postFailure_;
+  constexpr std::uint64_t kSlots = transport::shm::kPostSlots;
+  // An input that an earlier call not completed yet writes (calls chained in
+  // place): that call completes first.
+  const auto* in = static_cast<const char*>(op.input);
+  if (completedPosts_ < posts_ && in != nullptr && in < pendingHi_ &&
+      pendingLo_ < in + op.inputBytes(n_)) {
+    COHORT_RETURN_IF_ERROR(completeLocked(posts_, true, aborted));
+  }
+  const std::uint64_t c = posts_ + 1;
+  const std::size_t i = (c - 1) % kSlots;
+  if (c > kSlots && everyoneFinished_ < c - kSlots) {
+    COHORT_RETURN_IF_ERROR(completeLocked(c - kSlots, true, aborted));
+    auto finished = [&](int j) {
+      return members_[static_cast<std::size_t>(j)]->block->finished.load(
+          std::memory_order_acquire);
+    };
+    auto done = [&](int j) { return finished(j) >= c - kSlots; };
+    auto all = [&] {
+      std::uint64_t fewest = ~std::uint64_t(0);
+      for (int j = 0; j < n_; ++j) fewest = std::min(fewest, finished(j));
+      everyoneFinished_ = fewest;
+      return fewest >= c - kSlots;
+    };
+    if (!all()) {
+      Status s = waitFor(op, "a free post slot", deadline, aborted, all, /*posted=*/true,
+                         [&](int j) { return !done(j); });
+      if (!s.ok()) return failPosted(std::move(s));
+    }
+  }
+  transport::shm::PostSlot& slot = members_[static_cast<std::size_t>(me_)]->block->post[i];
+  const bool ownPosted = op.input == nullptr || ownBlockPosted(op);
+  if (op.input != nullptr) {
+    // Everything, or everything but this rank's own block [skip, skip + b).
+    const std::size_t all = op.inputBytes(n_);
+    const std::size_t b = ownPosted ? 0 : op.count * dataTypeSize(op.type);
+    const std::size_t skip = ownPosted ? all : static_cast<std::size_t>(me_) * b;
+    std::memcpy(slot.data, in, skip);
+    std::memcpy(slot.data + skip + b, in + skip + b, all - skip - b);
+  }
+  const auto fp = op.fingerprint();
+  storeFingerprint(slot.fingerprint, fp);
+  slot.call.store(c, std::memory_order_release);
+  members_[0]->block->sharedWake.notifyIfSleeping();  // members waiting for this input
+  Posted& p = posted_[i];
+  p.op.assign(op);
+  p.fingerprint = fp;
+  p.ownBlockPosted = ownPosted;
+  p.deadline = deadline;
+  p.tag = tag;
+  const auto* out = static_cast<const char*>(op.output);
+  if (completedPosts_ == posts_) pendingLo_ = pendingHi_ = out;
+  pendingLo_ = std::min(pendingLo_, out);
+  pendingHi_ = std::max(pendingHi_, out + op.outputBytes(n_));
+  posts_ = c;
+  *call = c;
+  Status s = completeLocked(c, false, aborted);
+  if (s.code() == ErrorCode::kNotReady) s = Status::Ok();
+  if (closer != nullptr) {
+    // Everything complete already (the others had posted): nothing to close.
+    *closer = s.ok() && completedPosts_ < posts_ && !closerPending_;
+    if (*closer) closerPending_ = true;
+  }
+  return s;
+}
+
+Status Mesh::complete(std::uint64_t call, bool wait, const std::atomic<bool>& aborted,
+                      bool closer) {
+  std::lock_guard<std::mutex> lock(postMu_);
+  Status s = completeLocked(call, wait, aborted);
+  if (closer && s.code() != ErrorCode::kNotReady) closerPending_ = false;
+  return s;
+}
+
+Status Mesh::completeLocked(std::uint64_t call, bool wait, const std::atomic<bool>& aborted) {
+  constexpr std::uint64_t kSlots = transport::shm::kPostSlots;
+  call = std::min(call, posts_);
+  while (completedPosts_ < call) {
+    if (!postFailure_.ok()) return postFailure_;
+    const std::uint64_t c = completedPosts_ + 1;
+    const std::size_t i = (c - 1) % kSlots;
+    const OpDesc& op = posted_[i].op;
+    // Nobody posts call c + kSlots before this rank completed c.
+    auto posted = [&](int j) {
+      return members_[static_cast<std::size_t>(j)]->block->post[i].call.load(
+                 std::memory_order_acquire) == c;
+    };
+    auto all = [&] {
+      for (int j = 0; j < n_; ++j) if (!posted(j)) return false;
+      return true;
+    };
+    Status s = Status::Ok();
+    if (!all()) {
+      if (!wait) return Status(ErrorCode::kNotReady, "");
+      s = waitFor(op, "the members' posted inputs", posted_[i].deadline, aborted, all,
+                  /*posted=*/true, [&](int j) { return !posted(j); });
+    }
+    const auto& fp = posted_[i].fingerprint;
+    for (int j = 0; j < n_ && s.ok(); ++j) {
+      const std::uint64_t* theirs =
+          members_[static_cast<std::size_t>(j)]->block->post[i].fingerprint;
+      if (!std::equal(fp.begin(), fp.end(), theirs)) s = mismatch(j, fp, theirs, op, false);
+    }
+    if (!s.ok()) return failPosted(std::move(s));
+    reducePosted(op, c);
+    completedPosts_ = c;
+    members_[static_cast<std::size_t>(me_)]->block->finished.store(c, std::memory_order_release);
+    members_[0]->block->sharedWake.notifyIfSleeping();  // members waiting for a free slot
+    if (posted_[i].tag != 0 && hook_) {
+      s = hook_(op, posted_[i].tag, posted_[i].deadline, Status::Ok());
+      if (!s.ok()) return failPosted(std::move(s));
+    }
+  }
+  return Status::Ok();
+}
+
+// Posted calls and the others wait for different things: a rank that posted a
+// call waits for the others' posts, one that did not (a larger or another
+// collective) for their arrival at a barrier. Neither comes, so each looks for
+// this call's sequence number where the other kind of call leaves it.
+Status Mesh::crossedCall(const OpDesc& op, bool posted) const {
+  const auto fp = op.fingerprint();
+  std::array<std::uint64_t, 4> found{};
+  bool differs = false;
+  auto look = [&](const std::uint64_t* slot) {
+    const auto theirs = loadFingerprint(slot);
+    if ((theirs[0] >> 8) == op.seq && theirs != fp) {
+      found = theirs;
+      differs = true;
+    }
+  };
+  for (int j = 0; j < n_ && !differs; ++j) {
+    if (j == me_) continue;
+    const ControlBlock* b = members_[static_cast<std::size_t>(j)]->block;
+    if (posted) {
+      for (const OpSlot& o : b->op) look(o.fingerprint);
+      for (const auto& e : b->eagerFingerprint) look(e);
+    } else {
+      for (const auto& p : b->post) look(p.fingerprint);
+    }
+    if (differs) {
+      return makeError(ErrorCode::kMismatch,
+                       "mismatched collective between rank {} and rank {}: {} (this rank: {})",
+                       members_[static_cast<std::size_t>(me_)]->rank,
+                       members_[static_cast<std::size_t>(j)]->rank, fingerprintDiff(fp, found),
+                       op.describe());
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace cohort::collective
