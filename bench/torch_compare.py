@@ -55,7 +55,7 @@ def iterations(nbytes):
     return max(5, min(2000, BUDGET_BYTES // max(nbytes, 1) // 16))
 
 
-def run_op(op, t, out, group, world):
+def run_op(op, t, out, group):
     if op == "all_reduce":
         dist.all_reduce(t, group=group)
     elif op == "broadcast":
@@ -71,21 +71,21 @@ def time_once(op, nbytes, group, world, reduce_group, host_memory):
     n = max(1, nbytes // 4)
     if op == "all_to_all_single":
         n = max(world, n // world * world)
-    if host_memory:  # torch's own allocator: Cohort copies these through its scratch
-        torch_cohort.use_device_memory(None)
+    # cohort-host: torch's own allocator (Cohort copies these through its scratch).
+    before = torch_cohort.use_device_memory(None) if host_memory else None
     try:
         t = torch.zeros(n)
         out = [torch.zeros(n) for _ in range(world)] if op == "all_gather" else torch.zeros(n)
     finally:
-        if host_memory and os.environ.get("COHORT_TORCH_DEVICE_MEMORY", "").strip() != "0":
-            torch_cohort.use_device_memory()  # the default again
+        if host_memory:
+            torch_cohort.use_device_memory(before)  # what the job had
     iters = iterations(nbytes)
     for _ in range(max(2, iters // 10)):  # warm up: connections, first touch
-        run_op(op, t, out, group, world)
+        run_op(op, t, out, group)
     dist.barrier(group=group)
     start = time.perf_counter()
     for _ in range(iters):
-        run_op(op, t, out, group, world)
+        run_op(op, t, out, group)
     mine = torch.tensor([(time.perf_counter() - start) / iters * 1e6], dtype=torch.float64)
     dist.all_reduce(mine, op=dist.ReduceOp.MAX, group=reduce_group)
     return mine.item()

@@ -80,8 +80,10 @@ def use_device_memory(min_bytes=_DEFAULT_MIN_BYTES):
     "cohort" group a process makes turns it on with 64 KiB (COHORT_TORCH_DEVICE_MEMORY:
     0 leaves it off, 1 or a byte threshold sets it); call after that group exists.
     A fork()ed child (a DataLoader's worker) gets a copy-on-write view of the
-    memory: its writes stay its own."""
-    _use_device_memory(-1 if min_bytes is None else int(min_bytes))
+    memory: its writes stay its own. Returns the threshold it replaces (None: it
+    was off), which restores it when passed back."""
+    before = _use_device_memory(-1 if min_bytes is None else int(min_bytes))
+    return None if before < 0 else before
 
 
 _default_applied = False

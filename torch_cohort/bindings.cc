@@ -29,7 +29,8 @@ PYBIND11_MODULE(_C, m) {
            "Cohort's algorithm and transport for the last operation");
   m.def("use_device_memory", &cohort::torch_cohort::useDeviceMemory, py::arg("min_bytes"),
         "CPU tensors of at least min_bytes in this process's device memory from now on "
-        "(min_bytes < 0: off); see torch_cohort.use_device_memory");
+        "(min_bytes < 0: off); returns the threshold before (-1: off); see "
+        "torch_cohort.use_device_memory");
   m.def("is_device_memory", &cohort::torch_cohort::isDeviceMemory, py::arg("address"),
         "whether the address is memory of an emulated device");
   m.def("device_bytes", &cohort::torch_cohort::deviceBytes, py::arg("bytes"),

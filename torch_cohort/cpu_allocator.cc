@@ -53,7 +53,7 @@ class DeviceMemoryAllocator final : public c10::Allocator {
     return fallback_->raw_deleter() != nullptr ? &freeAnyBlock : nullptr;
   }
 
-  void setMinBytes(int64_t minBytes) { minBytes_.store(minBytes); }
+  int64_t setMinBytes(int64_t minBytes) { return minBytes_.exchange(minBytes); }
 
  private:
   c10::Allocator* const fallback_;
@@ -63,12 +63,12 @@ class DeviceMemoryAllocator final : public c10::Allocator {
 
 }  // namespace
 
-void useDeviceMemory(int64_t minBytes) {
+int64_t useDeviceMemory(int64_t minBytes) {
   static std::mutex mu;
   static DeviceMemoryAllocator* installed = nullptr;
   std::lock_guard<std::mutex> lock(mu);
   if (installed == nullptr) {
-    if (minBytes < 0) return;
+    if (minBytes < 0) return -1;
     int device = -1;
     TORCH_CHECK(runtime::getDevice(&device).ok(),
                 "cohort: this thread has no device yet; create a cohort process group first "
@@ -77,7 +77,7 @@ void useDeviceMemory(int64_t minBytes) {
     installed = new DeviceMemoryAllocator(c10::GetCPUAllocator(), device);
     c10::SetCPUAllocator(installed);
   }
-  installed->setMinBytes(minBytes);
+  return installed->setMinBytes(minBytes);
 }
 
 bool isDeviceMemory(std::uintptr_t address) {

@@ -12,8 +12,9 @@ namespace cohort::torch_cohort {
 /// from the allocator torch had. Tensors made before keep their memory. The first
 /// call installs the allocator (process-wide, for the process's life); later calls
 /// change the threshold; minBytes < 0 turns it off (torch's allocator serves all).
-/// Thread-safe. Errors (no device yet) raise.
-void useDeviceMemory(int64_t minBytes);
+/// Returns the threshold before the call (-1: off), so that a caller can restore
+/// it. Thread-safe. Errors (no device yet) raise.
+int64_t useDeviceMemory(int64_t minBytes);
 
 /// Whether `address` is memory of an emulated device (for tests and examples).
 bool isDeviceMemory(std::uintptr_t address);

@@ -4,7 +4,6 @@
 
 #include <c10/util/Exception.h>
 
-#include <sstream>
 
 namespace cohort::torch_cohort {
 
@@ -52,12 +51,6 @@ const char* redOpName(c10d::ReduceOp::RedOpType op) {
 }
 
 }  // namespace
-
-std::string shapeText(const at::Tensor& t) {
-  std::ostringstream out;
-  out << t.sizes();
-  return out.str();
-}
 
 void checkTensor(const at::Tensor& t, const char* op, const char* role) {
   TORCH_CHECK(t.defined(), "cohort ", op, ": ", role, " is an undefined tensor");

@@ -40,7 +40,4 @@ Buffer bufferOf(const at::Tensor& t);
 /// PREMUL_SUM), naming them.
 ReduceOp reduceOpFor(const c10d::ReduceOp& op, at::ScalarType dtype, const char* opName);
 
-/// "[4, 3]"-style text for messages.
-std::string shapeText(const at::Tensor& t);
-
 }  // namespace cohort::torch_cohort

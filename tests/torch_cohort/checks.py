@@ -476,7 +476,7 @@ def device_memory(ctx):
     dist.all_reduce(big)
     same(big, expected_reduce(ctx.world, 40961, torch.float32, R.SUM),
          "all_reduce of an allocator tensor")
-    torch_cohort.use_device_memory(None)
+    before = torch_cohort.use_device_memory(None)
     try:
         after = torch.zeros(40961, dtype=torch.float32)
         assert not torch_cohort.is_device_memory(after.data_ptr()), "turned off, still device memory"
@@ -485,7 +485,7 @@ def device_memory(ctx):
         same(after, expected_reduce(ctx.world, 40961, torch.float32, R.SUM),
              "all_reduce of an ordinary tensor")
     finally:
-        torch_cohort.use_device_memory()
+        torch_cohort.use_device_memory(before)
     same(big, expected_reduce(ctx.world, 40961, torch.float32, R.SUM), "an allocator tensor later")
     del big
 

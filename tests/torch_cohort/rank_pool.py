@@ -22,12 +22,12 @@ def free_port():
 
 
 class Context:
-    """What a check gets: this rank, the world size and the two world groups."""
+    """What a check gets: this rank, the world size and a "gloo" group of the same
+    ranks (the "cohort" group is the default one)."""
 
     def __init__(self, rank, world, gloo):
         self.rank = rank
         self.world = world
-        self.cohort = None  # the default group
         self.gloo = gloo
 
 
