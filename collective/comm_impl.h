@@ -60,9 +60,6 @@ class Communicator::Impl {
   enum class LaunchMode { kWorker, kInline, kPosted };
   LaunchMode chooseLaunch(const collective::OpDesc& op, runtime::Stream* stream, bool repeat,
                           std::uint64_t enqueued, std::uint64_t completed, collective::Algo* algo);
-  /// Whether `op` may run on the calling thread (chooseLaunch's first question).
-  bool runsInline(const collective::OpDesc& op, runtime::Stream* stream, bool repeat,
-                  std::uint64_t enqueued, std::uint64_t completed, collective::Algo* algo);
   Status split(int color, int key, std::unique_ptr<Impl>* out);
   /// Communicator::finalize(); the destructor calls it too.
   Status finalize();
@@ -83,6 +80,9 @@ class Communicator::Impl {
   mutable std::mutex choiceMu_;
 
  private:
+  /// Whether `op` may run on the calling thread (chooseLaunch's first question).
+  bool runsInline(const collective::OpDesc& op, runtime::Stream* stream, bool repeat,
+                  std::uint64_t enqueued, std::uint64_t completed, collective::Algo* algo);
   Impl() = default;
   Status connect();
   Status runChosen(const collective::OpDesc& op, std::uint64_t historyId, Deadline deadline,

@@ -27,7 +27,6 @@ using transport::PeerInfo;
 
 namespace {
 
-
 std::uint32_t libraryVersionNumber() {
   return COHORT_VERSION_MAJOR * 10000 + COHORT_VERSION_MINOR * 100 + COHORT_VERSION_PATCH;
 }

@@ -5,7 +5,6 @@
 
 #include "collective/op_history.h"
 #include "collective/schedule.h"
-#include "common/config.h"
 #include "common/error.h"
 #include "common/trace.h"
 #include "kernels/copy.h"

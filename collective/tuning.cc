@@ -26,7 +26,7 @@ std::size_t lastLevelCacheBytes() {
 Tuning Tuning::forNode(int ranksOnNode, long processors, std::size_t cacheBytes) {
   Tuning t;
   t.meshStreamingBytes = cacheBytes;
-  t.crowded = processors > 0 && ranksOnNode > processors;
+  t.crowded = moreThanProcessors(ranksOnNode, processors);
   if (!t.crowded) return t;
   // Every hand-off to another thread is a wait for a processor, and so is a
   // barrier: more runs inline, staged and pulled (TUNING.md, "crowded").

@@ -45,7 +45,11 @@ long processors() {
   return count;
 }
 
-bool moreThanProcessors(int threads) { return processors() > 0 && threads > processors(); }
+bool moreThanProcessors(int threads, long processors) {
+  return processors > 0 && threads > processors;
+}
+
+bool moreThanProcessors(int threads) { return moreThanProcessors(threads, processors()); }
 
 WaitPolicy WaitPolicy::forPeersFromConfig(int peers) {
   WaitPolicy p = fromConfig();

@@ -67,6 +67,8 @@ long processors();
 /// Whether `threads` busy threads or processes are more than processors() (then
 /// some of them are always waiting for a processor).
 bool moreThanProcessors(int threads);
+/// The same against `processors` of them (<= 0: unknown, taken as enough).
+bool moreThanProcessors(int threads, long processors);
 
 /// Whether a waiting thread should still yield its processor. With no more busy
 /// threads or ranks on the machine than processors, the job's own peers each

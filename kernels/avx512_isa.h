@@ -3,6 +3,10 @@
 // after it defines COHORT_KERNEL (its target attribute). Masks are k registers, so
 // the NaN fix-ups of bf16 are merge-masked operations. Internal linkage; no
 // include guard, on purpose.
+
+// GCC 12 takes the _mm512_undefined_*() placeholders inside its own intrinsics for
+// uninitialized values (GCC bug 105593, fixed in GCC 13).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
 #include <cstddef>

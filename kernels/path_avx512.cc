@@ -6,12 +6,6 @@
 #include "kernels/table.h"
 
 #if defined(__x86_64__)
-// GCC 12 takes the _mm512_undefined_*() placeholders inside its own intrinsics for
-// uninitialized values (GCC bug 105593, fixed in GCC 13).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <cstddef>
-#include <cstdint>
-
 #define COHORT_KERNEL __attribute__((target("avx512f,avx512bw,avx2,f16c,prefer-vector-width=512")))
 
 #include "kernels/avx512_isa.h"

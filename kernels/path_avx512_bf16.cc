@@ -8,11 +8,6 @@
 #include "kernels/table.h"
 
 #if defined(__x86_64__)
-// GCC 12's _mm512_undefined_*() placeholders (see path_avx512.cc).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <cstddef>
-#include <cstdint>
-
 #define COHORT_KERNEL \
   __attribute__((target("avx512f,avx512bw,avx512dq,avx512bf16,avx2,f16c,prefer-vector-width=512")))
 
@@ -25,16 +20,16 @@ namespace {
 
 struct Bf16Format : Bf16Integer {
   // VFPCLASSPS category 0x20: denormal.
-  COHORT_KERNEL static bool anyDenormal(Isa::F v) { return _mm512_fpclass_ps_mask(v, 0x20) != 0; }
+  COHORT_KERNEL static __mmask16 denormals(Isa::F v) { return _mm512_fpclass_ps_mask(v, 0x20); }
 
   COHORT_KERNEL static void store(Elem* p, Isa::F v) {
-    if (__builtin_expect(anyDenormal(v), 0)) return Bf16Integer::store(p, v);
+    if (__builtin_expect(denormals(v) != 0, 0)) return Bf16Integer::store(p, v);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), (__m256i)_mm512_cvtneps_pbh(v));
   }
   // v[0] holds the even elements, v[1] the odd ones (load2's order): one conversion
   // puts them in the low and high halves, and one word permutation interleaves them.
   COHORT_KERNEL static void store2(Elem* p, const Isa::F* v) {
-    if (__builtin_expect(anyDenormal(v[0]) || anyDenormal(v[1]), 0)) {
+    if (__builtin_expect((denormals(v[0]) | denormals(v[1])) != 0, 0)) {
       return Bf16Integer::store2(p, v);
     }
     const __m512i halves = (__m512i)_mm512_cvtne2ps_pbh(v[1], v[0]);

@@ -151,7 +151,7 @@ class DeviceManager {
 /// Advances resourceGeneration(): called by every change it covers.
 void noteResourceChange();
 
-/// Installs (once per process) the fork() handlers that make every pool
+/// Installs (by the DeviceManager's constructor, once) the fork() handlers that make every pool
 /// copy-on-write in a forked child (runtime/fork_handlers.cc).
 void registerForkHandlers();
 

@@ -10,7 +10,6 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include <mutex>
 #include <vector>
 
 #include "runtime/device.h"
@@ -20,34 +19,30 @@ namespace cohort::runtime {
 namespace {
 
 // The pools locked by the prepare handler, which fork's other handlers unlock.
-// Written and read only by the thread calling fork().
-std::vector<MemoryPool*>* gForkLocked = nullptr;
+// Written and read only by the thread calling fork() (fork() itself serializes).
+std::vector<MemoryPool*> gForkLocked;
 int gForkParent = 0;
 
 void prepareFork() {
-  gForkLocked = new std::vector<MemoryPool*>(DeviceManager::get().pools());
+  gForkLocked = DeviceManager::get().pools();
   gForkParent = static_cast<int>(getpid());
-  for (MemoryPool* p : *gForkLocked) p->lockForFork();
+  for (MemoryPool* p : gForkLocked) p->lockForFork();
 }
 
 void releaseFork(bool child) {
-  if (gForkLocked == nullptr) return;
   if (child) {
     // Every pool the child has, also one created after prepareFork read the list.
     for (MemoryPool* p : DeviceManager::get().pools()) p->detachInChild(gForkParent);
   }
-  for (auto it = gForkLocked->rbegin(); it != gForkLocked->rend(); ++it) (*it)->unlockAfterFork();
-  delete gForkLocked;
-  gForkLocked = nullptr;
+  for (auto it = gForkLocked.rbegin(); it != gForkLocked.rend(); ++it) (*it)->unlockAfterFork();
+  gForkLocked.clear();
 }
 
 }  // namespace
 
+// Called once, by the DeviceManager singleton's constructor.
 void registerForkHandlers() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    pthread_atfork(prepareFork, [] { releaseFork(false); }, [] { releaseFork(true); });
-  });
+  pthread_atfork(prepareFork, [] { releaseFork(false); }, [] { releaseFork(true); });
 }
 
 }  // namespace cohort::runtime

@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "common/error.h"
-#include "common/log.h"
 #include "runtime/device.h"
 
 namespace cohort::runtime {
@@ -57,8 +56,8 @@ void MemoryPool::detachInChild(int parentPid) {
   // same descriptor number, shareable like any pool (ranks forked by a parent that
   // set up the runtime but holds no memory). Otherwise the same file, private: the
   // child's data keeps its contents and its writes stop reaching the parent. If
-  // the kernel refuses, the child keeps the shared mapping and says so (it cannot
-  // report an error from inside fork()).
+  // the kernel refuses, the child keeps the shared mapping, and checkShareable
+  // says so: nothing here may log (a parent thread may have held the log's lock).
   if (live_.empty()) {
     const int fresh = memfd_create(("cohort-" + label_).c_str(), MFD_CLOEXEC);
     if (fresh >= 0 && ftruncate(fresh, static_cast<off_t>(capacity_)) == 0 &&
@@ -72,8 +71,7 @@ void MemoryPool::detachInChild(int parentPid) {
   }
   if (mmap(base_, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, fd_,
            0) == MAP_FAILED) {
-    COHORT_LOG(kError, "runtime", "after fork: {}'s memory stays shared with process {} ({})",
-               label_, parentPid, std::strerror(errno));
+    detachErrno_ = errno;
   }
   inheritedFrom_ = parentPid;
 }
@@ -82,9 +80,13 @@ Status MemoryPool::checkShareable(const char* what) const {
   if (inheritedFrom_ == 0) return Status::Ok();
   return makeError(ErrorCode::kNotSupported,
                    "{}: {}'s memory came into process {} through fork() from process {} and is "
-                   "private to it now, so peers cannot map it; start each rank in a fresh "
-                   "process (exec, or torch.multiprocessing's spawn)",
-                   what, label_, static_cast<int>(getpid()), inheritedFrom_);
+                   "{}, so peers cannot map it; start each rank in a fresh process (exec, or "
+                   "torch.multiprocessing's spawn)",
+                   what, label_, static_cast<int>(getpid()), inheritedFrom_,
+                   detachErrno_ == 0 ? std::string("private to it now")
+                                     : fmt::format("still shared with it (making it private "
+                                                   "failed: {})",
+                                                   std::strerror(detachErrno_)));
 }
 
 MemoryPool::~MemoryPool() {

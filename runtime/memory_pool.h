@@ -94,6 +94,7 @@ class MemoryPool {
   std::size_t used_ = 0;
   std::size_t peak_ = 0;
   int inheritedFrom_ = 0;  // the parent's pid in a fork()ed child, else 0
+  int detachErrno_ = 0;    // why detachInChild could not make the pages private
 };
 
 /// Rounds an allocation request: 64-byte granules, 4 KiB from 64 KiB up.

@@ -103,9 +103,7 @@ Status VirtualMemory::exportShareable(PhysicalMemory* mem, bool checkPid,
                      "export: the allocation is another process's (imported); only the process "
                      "that allocated it shares it");
   }
-  if (mem->device->pool() != nullptr) {
-    COHORT_RETURN_IF_ERROR(mem->device->pool()->checkShareable("export"));
-  }
+  COHORT_RETURN_IF_ERROR(mem->device->pool()->checkShareable("export"));  // allocated there
   if (mem->record != nullptr) {
     return makeError(ErrorCode::kInvalidUsage,
                      "export: the allocation is exported already, as shareable handle {:#x} (one "
