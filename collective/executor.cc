@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "collective/op_history.h"
-#include "common/trace.h"
 #include "common/error.h"
+#include "common/trace.h"
 
 namespace cohort::collective {
 
@@ -35,6 +38,7 @@ struct ArgumentCheck {
   std::array<std::uint64_t, 4> mine{};
   std::vector<std::array<std::uint64_t, 4>> theirs;
   std::vector<std::uint64_t> recvNumber;  // the connection's count once it arrived
+  std::vector<std::uint64_t> sendNumber;  // the connection's count once ours left
 };
 
 // Adds the peers of `round` that `check` does not have yet (in step order).
@@ -54,6 +58,7 @@ Status postCheckFrom(std::size_t from, const std::vector<transport::Connection*>
   for (std::size_t i = from; i < check->peers.size(); ++i) {
     transport::Connection* c = conns[static_cast<std::size_t>(check->peers[i])];
     COHORT_RETURN_IF_ERROR(c->postSend(check->mine.data(), sizeof(check->mine)));
+    check->sendNumber.push_back(c->sendsPosted());
     COHORT_RETURN_IF_ERROR(c->postRecv(check->theirs[i].data(), sizeof(check->mine)));
     check->conns.push_back(c);
     check->recvNumber.push_back(c->recvsPosted());
@@ -78,6 +83,37 @@ int firstDifference(const ArgumentCheck& check) {
   return -1;
 }
 
+// The fingerprints of a check that failed, for up to kFingerprintGrace: this
+// rank's own still queued (a peer must see them before the links end, or it can
+// only relay this rank's error instead of naming its own difference), and, after
+// a peer's link failed (that peer found a difference and ended it), the others'
+// still in flight, so that this rank names its own difference. Returns when none
+// is missing or one received differs (`received`), or at once when the call is
+// being aborted; a link that fails too is left out.
+constexpr auto kFingerprintGrace = std::chrono::milliseconds(200);
+void settleFingerprints(const ArgumentCheck& check, bool received, Deadline deadline,
+                        const std::atomic<bool>* abort) {
+  Deadline grace = Deadline::after(kFingerprintGrace);
+  if (!deadline.isNever() && deadline.at() < grace.at()) grace = deadline;
+  auto pending = [&](std::size_t i) {
+    const transport::Connection* c = check.conns[i];
+    return received ? c->recvsCompleted() < check.recvNumber[i]
+                    : c->sendsCompleted() < check.sendNumber[i];
+  };
+  std::vector<bool> gone(check.conns.size(), false);
+  for (;;) {
+    bool missing = false;
+    for (std::size_t i = 0; i < check.conns.size(); ++i) {
+      if (gone[i] || !pending(i)) continue;
+      gone[i] = !check.conns[i]->progress().ok();
+      missing = missing || (!gone[i] && pending(i));
+    }
+    if (!missing || (received && firstDifference(check) >= 0) || grace.expired()) return;
+    if (abort != nullptr && abort->load()) return;
+    std::this_thread::yield();
+  }
+}
+
 Status compareCheck(const ArgumentCheck& check, int rank, const OpDesc& op) {
   const int i = firstDifference(check);
   if (i < 0) return Status::Ok();
@@ -85,6 +121,14 @@ Status compareCheck(const ArgumentCheck& check, int rank, const OpDesc& op) {
   return makeError(ErrorCode::kMismatch,
                    "mismatched collective between rank {} and rank {}: {} (this rank: {})", rank,
                    check.peers[k], fingerprintDiff(check.mine, check.theirs[k]), op.describe());
+}
+
+// compareCheck, and on a difference this rank's fingerprints sent first.
+Status checkResult(const ArgumentCheck& check, int rank, const OpDesc& op, Deadline deadline,
+                   const std::atomic<bool>* abort) {
+  Status s = compareCheck(check, rank, op);
+  if (!s.ok()) settleFingerprints(check, /*received=*/false, deadline, abort);
+  return s;
 }
 
 // Whether the first round can travel with the argument check: until the check
@@ -255,8 +299,11 @@ Status checkedRound(const Run& run, std::size_t r, bool holdAll) {
     transport::WaitControl checking = run.control;
     checking.stopEarly = [] { return firstDifference(tCheck) >= 0; };  // this thread's check
     st = transport::waitIdle(tActive.data(), tActive.size(), run.deadline, label, checking);
+    if (!st.ok() && firstDifference(tCheck) < 0) {
+      settleFingerprints(tCheck, /*received=*/true, run.deadline, run.control.abort);
+    }
   }
-  COHORT_RETURN_IF_ERROR(compareCheck(tCheck, run.rank, run.op));
+  COHORT_RETURN_IF_ERROR(checkResult(tCheck, run.rank, run.op, run.deadline, run.control.abort));
   COHORT_RETURN_IF_ERROR(st);
   if (hold) applyHeld(round, run.buffers, run.reduction, tHeld.data());
   return Status::Ok();
@@ -292,6 +339,7 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
   check.peers.clear();
   check.conns.clear();
   check.recvNumber.clear();
+  check.sendNumber.clear();
   const Run run{schedule, buffers, conns, reduction, op, rank, deadline, control};
   std::size_t first = 0;
   if (const int last = progressiveCheckRounds(schedule, tuning.fusedCheckBytes); last > 0) {
@@ -320,7 +368,10 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
       // transport's error (the peer saw the difference first and ended the link).
       const Status waited =
           transport::waitIdle(check.conns.data(), check.conns.size(), deadline, label, control);
-      COHORT_RETURN_IF_ERROR(compareCheck(check, rank, op));
+      if (!waited.ok() && firstDifference(check) < 0) {
+        settleFingerprints(check, /*received=*/true, deadline, abort);
+      }
+      COHORT_RETURN_IF_ERROR(checkResult(check, rank, op, deadline, abort));
       COHORT_RETURN_IF_ERROR(waited);
     }
   }
