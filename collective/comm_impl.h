@@ -19,16 +19,12 @@
 #include "collective/schedule.h"
 #include "collective/selector.h"
 #include "common/wait.h"
+#include "runtime/hooks.h"
 #include "transport/bootstrap.h"
 #include "transport/shm/shm_transport.h"
 #include "transport/transport.h"
 
 namespace cohort {
-
-/// A stream's progress (runtime::streamProgress), read without the runtime's
-/// lookup when `knownLive` (comm_launch.cc).
-Status streamProgressOf(runtime::Stream* stream, bool knownLive, std::uint64_t* enqueued,
-                        std::uint64_t* completed);
 
 /// Thread-safety: enqueue() from one thread at a time; runOp() on the stream
 /// worker; abort()/asyncError() from anywhere.

@@ -8,24 +8,11 @@
 //           on, and the caller's stream completes it when synchronized (postOp).
 // COHORT_LAUNCH=worker takes the worker for every call, =inline never posts.
 #include "collective/comm_impl.h"
-#include "runtime/device.h"
-#include "runtime/stream.h"
 
 namespace cohort {
 
 using collective::Coll;
 using collective::OpDesc;
-
-// A stream's progress counters. One known to be live (checked under the
-// current runtime::resourceGeneration()) is read directly: the runtime's call
-// looks it up under a lock, a cost every small operation paid twice.
-Status streamProgressOf(runtime::Stream* stream, bool knownLive, std::uint64_t* enqueued,
-                        std::uint64_t* completed) {
-  if (!knownLive || stream == nullptr) return runtime::streamProgress(stream, enqueued, completed);
-  *completed = stream->completed();  // first: completed never exceeds enqueued
-  *enqueued = stream->enqueued();
-  return Status::Ok();
-}
 
 auto Communicator::Impl::chooseLaunch(const OpDesc& op, runtime::Stream* stream, bool repeat,
                                       std::uint64_t enqueued, std::uint64_t completed,
@@ -50,7 +37,8 @@ bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream, b
                                     collective::Algo* algo) {
   if (!inlineSmall_ || op.coll == Coll::kSendRecv || launch_ == Launch::kWorker) return false;
   std::uint64_t commEnqueued = 0, commCompleted = 0;
-  if (!streamProgressOf(stream_, repeat && checked_.ownStreamLive, &commEnqueued, &commCompleted)
+  if (!runtime::streamTaskProgress(stream_, &commEnqueued, &commCompleted,
+                                   repeat && checked_.ownStreamLive)
            .ok()) {
     return false;
   }

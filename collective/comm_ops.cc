@@ -6,10 +6,9 @@
 
 #include "collective/comm_impl.h"
 #include "collective/datatype.h"
-#include "common/trace.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "runtime/stream.h"
+#include "common/trace.h"
 
 namespace cohort {
 
@@ -154,17 +153,15 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   // operation is our own wait for that operation (which the communicator's
   // in-order stream implies). Skipping it saves a thread hand-off per call.
   std::uint64_t enqueued = 0, completed = 0;
-  COHORT_RETURN_IF_ERROR(streamProgressOf(stream, known, &enqueued, &completed));
+  COHORT_RETURN_IF_ERROR(runtime::streamTaskProgress(stream, &enqueued, &completed, known));
   // Completions deferred on the caller's stream (postOp) are older than this
   // call: they run first, unless they are all this communicator's and this
   // call is posted too (the mesh completes its calls in order, and an earlier
   // one whose output this call reads before posting).
   // (Nothing is deferred on a default stream: posting needs a stream.)
   std::size_t waiting = 0;
-  if (known && stream != nullptr) {
-    waiting = stream->deferredCount();  // a live stream (as in streamProgressOf)
-  } else if (stream != nullptr) {
-    COHORT_RETURN_IF_ERROR(runtime::streamDeferredCount(stream, &waiting));
+  if (stream != nullptr) {
+    COHORT_RETURN_IF_ERROR(runtime::streamDeferredCount(stream, &waiting, known));
   }
   collective::Algo algo = collective::Algo::kAuto;
   const LaunchMode mode = chooseLaunch(op, stream, known, enqueued, completed, &algo);
@@ -206,10 +203,10 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   }
   COHORT_RETURN_IF_ERROR(runtime::eventRecord(after_, stream_));
   std::uint64_t commCompleted = 0;
-  COHORT_RETURN_IF_ERROR(runtime::streamProgress(stream_, &afterRecordedAt_, &commCompleted));
+  COHORT_RETURN_IF_ERROR(runtime::streamTaskProgress(stream_, &afterRecordedAt_, &commCompleted));
   COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream, after_));
   lastUserStream_ = stream;
-  return runtime::streamProgress(stream, &lastUserEnqueued_, &completed);
+  return runtime::streamTaskProgress(stream, &lastUserEnqueued_, &completed);
 }
 
 Status Communicator::groupStart() {

@@ -10,11 +10,10 @@
 #include "collective/comm_impl.h"
 #include "collective/executor.h"
 #include "collective/staging.h"
-#include "runtime/stream.h"
-#include "common/trace.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/trace.h"
 #include "kernels/reduce.h"
 #include "runtime/node_registry.h"
 
@@ -279,12 +278,7 @@ Status Communicator::Impl::postOp(const OpDesc& op, runtime::Stream* stream, boo
     if (done.code() != ErrorCode::kNotReady) deferredPending_.store(false);
     return done;
   };
-  // A live stream directly (as progressOf): the runtime's call looks it up under a lock.
-  if (knownLive) {
-    deferred = stream->defer(std::move(finish));
-  } else {
-    s = runtime::streamDefer(stream, std::move(finish), &deferred);
-  }
+  s = runtime::streamDefer(stream, std::move(finish), &deferred, knownLive);
   if (s.ok() && deferred) return Status::Ok();
   deferredPending_.store(false);
   Status done = mesh_->complete(collective::Mesh::kAllPosted, true, aborted_, true);

@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/version.h"
+#include "runtime/hooks.h"
 #include "runtime/host_memory.h"
 #include "runtime/ipc_handle.h"
 #include "runtime/node_registry.h"

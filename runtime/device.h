@@ -155,8 +155,6 @@ void noteResourceChange();
 /// copy-on-write in a forked child (runtime/fork_handlers.cc).
 void registerForkHandlers();
 
-/// The calling thread's current device id (-1 if none).
-int currentDeviceId();
 void setCurrentDeviceId(int id);
 
 }  // namespace cohort::runtime

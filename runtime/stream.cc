@@ -44,7 +44,16 @@ bool Stream::defer(HostCompletion finish) {
   }
   deferred_.push_back(std::move(finish));
   deferredCount_.fetch_add(1, std::memory_order_release);
+  deferredTotal_.fetch_add(1, std::memory_order_release);
   return true;
+}
+
+void Stream::progress(std::uint64_t* enqueued, std::uint64_t* completed) const {
+  const std::uint64_t tasksDone = this->completed();
+  const std::uint64_t deferredQueued = deferredTotal_.load(std::memory_order_acquire);
+  const std::uint64_t deferredDone = deferredQueued - deferredCount();
+  *completed = tasksDone + deferredDone;
+  *enqueued = this->enqueued() + deferredTotal_.load(std::memory_order_acquire);
 }
 
 Status Stream::completeDeferred(bool wait) {

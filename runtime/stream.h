@@ -12,6 +12,7 @@
 #include "cohort/runtime.h"
 #include "common/wait.h"
 #include "runtime/event.h"
+#include "runtime/hooks.h"
 
 namespace cohort::runtime {
 
@@ -63,8 +64,12 @@ class Stream {
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   void clearError();
 
+  /// The tasks queued so far, and those that ran (deferred completions apart).
   std::uint64_t enqueued() const { return enqueued_.load(std::memory_order_acquire); }
   std::uint64_t completed() const { return completed_.load(std::memory_order_acquire); }
+  /// streamProgress(): tasks and deferred completions together, completed read
+  /// first (it never exceeds enqueued).
+  void progress(std::uint64_t* enqueued, std::uint64_t* completed) const;
   Device* device() const { return device_; }
   int id() const { return id_; }
   bool isDefault() const { return isDefault_; }
@@ -101,6 +106,10 @@ class Stream {
   // deque keeps the front's address while others are appended.
   std::deque<HostCompletion> deferred_;  // guarded by mu_
   std::atomic<std::size_t> deferredCount_{0};
+  // Every completion defer() queued, ever: raised after deferredCount_, so that a
+  // reader that loads it first and deferredCount_ second never counts one as run
+  // before it has.
+  std::atomic<std::uint64_t> deferredTotal_{0};
   std::mutex deferredRunMu_;  // held while one of them runs: one at a time, in order
   Task running_;  // the task the worker is running (its wait fields only)
   Status error_;

@@ -1,7 +1,9 @@
-// Public stream and event functions (cohort/runtime.h).
+// Public stream and event functions (cohort/runtime.h) and the stream hooks
+// (runtime/hooks.h).
 #include "common/config.h"
 #include "common/log.h"
 #include "runtime/api.h"
+#include "runtime/hooks.h"
 #include "runtime/ipc_event.h"
 #include "runtime/stream_control.h"
 
@@ -91,13 +93,35 @@ Status streamProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* co
     }
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    s->progress(enqueued, completed);
+    return Status::Ok();
+  });
+}
+
+Status streamTaskProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* completed,
+                          bool knownLive) {
+  if (knownLive && stream != nullptr && enqueued != nullptr && completed != nullptr) {
+    *completed = stream->completed();  // first: completed never exceeds enqueued
+    *enqueued = stream->enqueued();
+    return Status::Ok();
+  }
+  return apiCall([&](DeviceManager& m) {
+    if (enqueued == nullptr || completed == nullptr) {
+      return Status(ErrorCode::kInvalidArgument, "streamTaskProgress: null output");
+    }
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
     *completed = s->completed();  // first: completed never exceeds enqueued
     *enqueued = s->enqueued();
     return Status::Ok();
   });
 }
 
-Status streamDefer(Stream* stream, HostCompletion finish, bool* deferred) {
+Status streamDefer(Stream* stream, HostCompletion finish, bool* deferred, bool knownLive) {
+  if (knownLive && stream != nullptr && finish && deferred != nullptr) {
+    *deferred = stream->defer(std::move(finish));
+    return Status::Ok();
+  }
   return apiCall([&](DeviceManager& m) {
     if (!finish || deferred == nullptr) {
       return Status(ErrorCode::kInvalidArgument, "streamDefer: empty completion or null output");
@@ -117,7 +141,11 @@ Status streamCompleteDeferred(Stream* stream) {
   });
 }
 
-Status streamDeferredCount(Stream* stream, std::size_t* count) {
+Status streamDeferredCount(Stream* stream, std::size_t* count, bool knownLive) {
+  if (knownLive && stream != nullptr && count != nullptr) {
+    *count = stream->deferredCount();
+    return Status::Ok();
+  }
   return apiCall([&](DeviceManager& m) {
     if (count == nullptr) {
       return Status(ErrorCode::kInvalidArgument, "streamDeferredCount: null output");

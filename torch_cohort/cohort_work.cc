@@ -29,8 +29,8 @@ CohortWork::~CohortWork() {
     std::lock_guard<std::mutex> base(mutex_);
     finished = completed_;
   }
-  if (!finished && targetSet_ && !deferred_ &&
-      runtime::streamProgress(stream_, &enqueued, &done).ok() && done >= target_) {
+  if (!finished && targetSet_ && runtime::streamProgress(stream_, &enqueued, &done).ok() &&
+      done >= target_) {
     finished = true;
   }
   if (!finished) (void)runtime::streamSynchronize(stream_, -1);
@@ -46,11 +46,14 @@ c10::intrusive_ptr<CohortWork> CohortWork::failed(int rank, c10d::OpType type, s
   return work;
 }
 
-void CohortWork::setTarget(std::uint64_t target, bool deferred) {
+Status CohortWork::setTargetHere() {
+  std::uint64_t enqueued = 0, completed = 0;
+  const Status s = runtime::streamProgress(stream_, &enqueued, &completed);
   std::lock_guard<std::mutex> lock(concludeMu_);
-  target_ = target;
-  deferred_ = deferred;
+  // Unknown: never reached, so the Work ends with the stream's query or synchronize.
+  target_ = s.ok() ? enqueued : UINT64_MAX;
   targetSet_ = true;
+  return s;
 }
 
 std::exception_ptr CohortWork::errorOf(const Status& s) const {
@@ -103,7 +106,7 @@ bool CohortWork::isCompleted() {
     return true;
   }
   std::uint64_t enqueued = 0, done = 0;
-  if (!deferred_ && runtime::streamProgress(stream_, &enqueued, &done).ok() && done >= target_) {
+  if (runtime::streamProgress(stream_, &enqueued, &done).ok() && done >= target_) {
     conclude(Status::Ok());
     return true;
   }

@@ -19,8 +19,8 @@
 namespace cohort::torch_cohort {
 
 /// One operation queued on a process group's stream. It is complete once the
-/// stream has run the tasks queued up to `target` (and its deferred completion, for
-/// the mesh's posted calls); a failure of the stream fails it with Cohort's message.
+/// stream's progress (runtime::streamProgress, which counts the mesh's posted calls
+/// too) reaches its target; a failure of the stream fails it with Cohort's message.
 /// `finishHost` (optional) runs once, on the thread that first sees it complete and
 /// before anyone else can: copies from a flat buffer into the caller's list of
 /// tensors. It holds the tensors the operation reads and writes, and its
@@ -39,9 +39,11 @@ class CohortWork : public c10d::Work {
                                                const Status& s);
   ~CohortWork() override;
 
-  /// Where the operation ends on the stream (set once it is queued; a Work of a
-  /// coalesced group gets it when the group is launched).
-  void setTarget(std::uint64_t target, bool deferred);
+  /// Where the operation ends on the stream: what the stream holds now (called once
+  /// it is queued; for a Work of a coalesced group, when the group is launched).
+  /// Returns the error of reading the stream's position (the Work then ends
+  /// when the stream's synchronize does).
+  Status setTargetHere();
 
   bool isCompleted() override;
   bool isSuccess() const override;
@@ -64,7 +66,6 @@ class CohortWork : public c10d::Work {
   std::vector<at::Tensor> keep_;
   std::function<void()> finishHost_;
   std::uint64_t target_ = 0;
-  bool deferred_ = false;
   bool targetSet_ = false;
   std::mutex concludeMu_;  // one conclusion (and finishHost) at a time
   c10::intrusive_ptr<c10::ivalue::Future> future_;  // under concludeMu_

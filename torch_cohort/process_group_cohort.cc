@@ -154,11 +154,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCohort::launch(c10d::OpType type, std
     grouped_.push_back(work);
     return work;
   }
-  std::uint64_t enqueued = 0, completed = 0;
-  std::size_t deferred = 0;
-  check(runtime::streamProgress(stream_, &enqueued, &completed), "streamProgress");
-  check(runtime::streamDeferredCount(stream_, &deferred), "streamDeferredCount");
-  work->setTarget(enqueued, deferred > 0);
+  check(work->setTargetHere(), "reading the stream's position");
   return work;
 }
 
@@ -176,12 +172,8 @@ Status ProcessGroupCohort::launchGroup() {
   const Status s = Communicator::groupEnd();
   std::vector<c10::intrusive_ptr<CohortWork>> works;
   works.swap(grouped_);
-  std::uint64_t enqueued = 0, completed = 0;
-  std::size_t deferred = 0;
-  (void)runtime::streamProgress(stream_, &enqueued, &completed);
-  (void)runtime::streamDeferredCount(stream_, &deferred);
   for (auto& w : works) {
-    w->setTarget(enqueued, deferred > 0);
+    (void)w->setTargetHere();  // a failure: the Work ends with synchronize
     if (!s.ok()) w->concludeFromStream(s);
   }
   return s;
@@ -201,11 +193,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCohort::endCoalescing() {
   auto work = c10::make_intrusive<CohortWork>(getRank(), c10d::OpType::UNKNOWN, "coalesced group",
                                               stream_, std::vector<at::Tensor>{},
                                               std::vector<at::Tensor>{}, nullptr);
-  std::uint64_t enqueued = 0, completed = 0;
-  std::size_t deferred = 0;
-  (void)runtime::streamProgress(stream_, &enqueued, &completed);
-  (void)runtime::streamDeferredCount(stream_, &deferred);
-  work->setTarget(enqueued, deferred > 0);
+  (void)work->setTargetHere();  // a failure: the Work ends with synchronize
   return work;
 }
 #endif

@@ -286,31 +286,12 @@ Status streamGetDevice(Stream* stream, int* device);
 /// fail with the first error at synchronize) or, with `continueAfterError`, run them
 /// (the error stays sticky for synchronize). For tasks queued from now on.
 Status streamSetFailureMode(Stream* stream, bool continueAfterError);
-/// How many tasks were queued on the stream so far and how many have run. Work
-/// queued is done when completed reaches the enqueued count read before it.
+/// How much work was queued on the stream so far and how much of it is done:
+/// its tasks, and the completions a host thread runs for it (the communicator's
+/// posted calls, finished when the stream is synchronized, queried or given more
+/// work). The work queued before a call is done once completed reaches the
+/// enqueued count that call returned. Work finishes in the order it was queued.
 Status streamProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* completed);
-
-/// Work that a host thread completes instead of the stream's worker: `finish(true)`
-/// completes it, waiting as long as it must; `finish(false)` completes it if it can
-/// without waiting and returns kNotReady otherwise. It is queued only while the
-/// stream has nothing else unfinished (*deferred = true); then the first host
-/// thread that synchronizes or queries the stream, or queues more work on it,
-/// runs it there (completions in order, each once; an error fails the stream as
-/// a task's would). Otherwise nothing is queued (*deferred = false). `finish`
-/// must not call stream functions.
-using HostCompletion = std::function<Status(bool wait)>;
-Status streamDefer(Stream* stream, HostCompletion finish, bool* deferred);
-/// Runs the completions streamDefer left on the stream now, on this thread;
-/// Returns the first error.
-Status streamCompleteDeferred(Stream* stream);
-/// How many completions streamDefer left on the stream (not yet run).
-Status streamDeferredCount(Stream* stream, std::size_t* count);
-
-/// A counter that changes whenever memory is allocated or freed (device, pinned
-/// host or imported), a stream is destroyed or a device reset. What a caller
-/// derived from pointers and streams (a buffer that held enough bytes, a live
-/// stream of some device) stays true while the counter does not change. Lock-free.
-std::uint64_t resourceGeneration();
 
 /// A kernel: any host callable, run on the stream's worker with the stream's
 /// device current. A non-ok Status (or an exception) fails the stream.

@@ -22,13 +22,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cohort/communicator.h"
 #include "collective/expect.h"
+#include "runtime/hooks.h"
 
 using namespace cohort;
 
@@ -195,9 +196,9 @@ int inlineAgain(Communicator& comm) {
       if (!st.ok()) return fail(r, "launchKernel", st);
     }
     std::uint64_t before = 0, after = 0, done = 0;
-    Status st = runtime::streamProgress(s, &before, &done);
+    Status st = runtime::streamTaskProgress(s, &before, &done);
     if (st.ok()) st = comm.allReduce(buf, buf, kCount, DataType::kFloat32, ReduceOp::kSum, s);
-    if (st.ok()) st = runtime::streamProgress(s, &after, &done);
+    if (st.ok()) st = runtime::streamTaskProgress(s, &after, &done);
     if (st.ok()) st = runtime::streamSynchronize(s);
     if (!st.ok()) return fail(r, "allreduce " + std::to_string(call), st);
     if (call > 0 && after != before) ++queued;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cohort/runtime.h"
+#include "runtime/hooks.h"
 #include "test_util.h"
 
 namespace cohort::runtime {
@@ -233,6 +234,40 @@ TEST_F(StreamTest, ADeferredCompletionRunsOnceOnTheThreadThatSynchronizes) {
   EXPECT_EQ(runs.load(), 1);
   ASSERT_OK(streamDeferredCount(stream_, &left));
   EXPECT_EQ(left, 0u);
+}
+
+// The public progress counts a deferred completion as queued work until it runs;
+// the task counters the communicator reads (streamTaskProgress) leave it out.
+TEST_F(StreamTest, ProgressCountsADeferredCompletionUntilItRuns) {
+  std::uint64_t enqueued = 0, completed = 0, tasks = 0, tasksDone = 0;
+  ASSERT_OK(launchKernel(stream_, [](Stream*) { return Status::Ok(); }));
+  ASSERT_OK(streamSynchronize(stream_));
+  ASSERT_OK(streamProgress(stream_, &enqueued, &completed));
+  EXPECT_EQ(enqueued, 1u);
+  EXPECT_EQ(completed, 1u);
+  bool deferred = false;
+  std::atomic<bool> ready{false};
+  ASSERT_OK(streamDefer(
+      stream_,
+      [&](bool wait) {
+        return wait || ready.load() ? Status::Ok() : Status(ErrorCode::kNotReady, "not yet");
+      },
+      &deferred));
+  ASSERT_TRUE(deferred);
+  ASSERT_OK(streamProgress(stream_, &enqueued, &completed));
+  EXPECT_EQ(enqueued, 2u);
+  EXPECT_EQ(completed, 1u);
+  ASSERT_OK(streamTaskProgress(stream_, &tasks, &tasksDone));
+  EXPECT_EQ(tasks, 1u);
+  EXPECT_EQ(tasksDone, 1u);
+  EXPECT_EQ(streamQuery(stream_).code(), ErrorCode::kNotReady);
+  ASSERT_OK(streamProgress(stream_, &enqueued, &completed));
+  EXPECT_EQ(completed, 1u);  // a query that could not finish it leaves it queued
+  ready = true;
+  ASSERT_OK(streamQuery(stream_));
+  ASSERT_OK(streamProgress(stream_, &enqueued, &completed));
+  EXPECT_EQ(enqueued, 2u);
+  EXPECT_EQ(completed, 2u);
 }
 
 TEST_F(StreamTest, AQueryPollsDeferredCompletionsWithoutWaiting) {
