@@ -102,7 +102,13 @@ class Mesh {
   void abortNow() { leave(transport::shm::Departure::kAborted); }
 
  private:
-  struct Views;  // the peers' buffers of one op, mapped here
+  // The peers' buffers of one op, mapped here; kept between operations so that
+  // a call allocates nothing.
+  struct Views {
+    std::vector<const char*> in;
+    std::vector<char*> out;
+    std::vector<const char*> staged;  // the members' post slots (reducePosted())
+  };
   static constexpr std::int32_t kNoBuffer = -2;  // an OpSlot's SegmentRef without a buffer
   Status barrier(const OpDesc& op, const char* phase, Deadline deadline,
                  const std::atomic<bool>& aborted);
@@ -178,6 +184,9 @@ class Mesh {
   /// barriers so far.
   void depart();
   void work(const OpDesc& op, const Views& v);
+  /// [offset, offset + bytes) of every member's input in `v`, reduced into `slice`.
+  void reduceBlock(const OpDesc& op, const Views& v, std::size_t offset, std::size_t bytes,
+                   char* slice);
   bool streams(const OpDesc& op) const;
   Status hostFallback(const OpDesc& op, std::size_t inBytes, std::size_t outBytes,
                       const void** in, void** out);
