@@ -22,7 +22,9 @@ class HcclExtraTest : public ::testing::Test {
   }
   void TearDown() override {
     for (HcclComm c : comms_) {
-      if (c != nullptr) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+      if (c != nullptr) {
+        EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+      }
     }
   }
   HcclComm comms_[kRanks] = {};

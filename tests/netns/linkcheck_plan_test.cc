@@ -122,7 +122,9 @@ TEST(ProbePlan, EndsThatRunAtOnceTakeDistinctProcessors) {
       const int a = *ranks.begin();
       const ProbePlan plan = ProbePlan::forRank(in, a);
       for (const PlanStep& st : plan.steps()) {
-        if (st.step == step) EXPECT_EQ(st.peer, *ranks.rbegin());
+        if (st.step == step) {
+          EXPECT_EQ(st.peer, *ranks.rbegin());
+        }
       }
     }
   }
