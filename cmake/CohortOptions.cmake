@@ -15,6 +15,13 @@ elseif(NOT COHORT_SANITIZE STREQUAL "")
   message(FATAL_ERROR "COHORT_SANITIZE must be empty, 'address' or 'thread'")
 endif()
 
+# The invariants of the protocols ranks share through memory (COHORT_PROTOCOL_CHECK):
+# checked in Debug and sanitizer builds, the ones the test command runs besides
+# the release build.
+if(CMAKE_BUILD_TYPE STREQUAL "Debug" OR NOT COHORT_SANITIZE STREQUAL "")
+  add_compile_definitions(COHORT_PROTOCOL_CHECKS)
+endif()
+
 # Installed libraries find each other next to themselves.
 set(CMAKE_INSTALL_RPATH "$ORIGIN")
 set(CMAKE_BUILD_RPATH_USE_ORIGIN ON)

@@ -143,6 +143,14 @@ Status Mesh::completeLocked(std::uint64_t call, bool wait, const std::atomic<boo
     }
     if (!s.ok()) return failPosted(std::move(s));
     reducePosted(op, c);
+    // Nobody reused a slot before this rank read it.
+    for (int j = 0; kProtocolChecks && j < n_; ++j) {
+      COHORT_PROTOCOL_CHECK(posted(j),
+                            "rank {}'s post slot {} holds call {} while rank {} read call {} there",
+                            members_[static_cast<std::size_t>(j)]->rank, i,
+                            members_[static_cast<std::size_t>(j)]->block->post[i].call.load(),
+                            members_[static_cast<std::size_t>(me_)]->rank, c);
+    }
     completedPosts_ = c;
     members_[static_cast<std::size_t>(me_)]->block->finished.store(c, std::memory_order_release);
     members_[0]->block->sharedWake.notifyIfSleeping();  // members waiting for a free slot

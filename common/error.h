@@ -58,6 +58,33 @@ namespace detail {
           __FILE__, __LINE__,                                                     \
           fmt::format("CHECK({} " #op " {}): {} vs {}", #a, #b, cohort_a_, cohort_b_)); \
   } while (0)
+
+// An invariant of a protocol that ranks share through memory (the shm transport's
+// message rings, the mesh's post slots), checked where its values are read anyway,
+// in builds with COHORT_PROTOCOL_CHECKS (Debug and sanitizer builds; nothing
+// otherwise). A broken one is a bug of Cohort's, not a peer's error: it aborts,
+// naming the invariant and, in the fmt arguments, the ranks and values.
+#ifdef COHORT_PROTOCOL_CHECKS
+namespace cohort {
+inline constexpr bool kProtocolChecks = true;
+}  // namespace cohort
+#define COHORT_PROTOCOL_CHECK(cond, ...)                                                      \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
+      ::cohort::detail::checkFailed(                                                          \
+          __FILE__, __LINE__, "protocol invariant (" #cond "): " + fmt::format(__VA_ARGS__)); \
+    }                                                                                         \
+  } while (0)
+#else
+namespace cohort {
+inline constexpr bool kProtocolChecks = false;
+}  // namespace cohort
+#define COHORT_PROTOCOL_CHECK(cond, ...) \
+  do {                                   \
+    if (false) (void)(cond);             \
+  } while (0)
+#endif
+
 #define COHORT_CHECK_EQ(a, b) COHORT_CHECK_OP(a, ==, b)
 #define COHORT_CHECK_LE(a, b) COHORT_CHECK_OP(a, <=, b)
 #define COHORT_CHECK_LT(a, b) COHORT_CHECK_OP(a, <, b)

@@ -147,6 +147,10 @@ Status ShmConnection::progress() {
   if (!peerFoundMismatch) {
     publishSends();
     const std::uint64_t consumed = out_->consumed.load(std::memory_order_acquire);
+    COHORT_PROTOCOL_CHECK(consumed >= sendsCompleted_ && consumed <= sendsPublished_,
+                          "rank {} consumed {} of the messages sent to it, of {} published "
+                          "and {} seen consumed before",
+                          peer_.rank, consumed, sendsPublished_, sendsCompleted_);
     while (sendsCompleted_ < consumed) {
       if (sends_.front().bounce != nullptr) (void)runtime::hostFree(sends_.front().bounce);
       sends_.pop_front();
@@ -154,6 +158,13 @@ Status ShmConnection::progress() {
     }
   }
   bool delivered = false;
+  if constexpr (kProtocolChecks) {
+    const std::uint64_t posted = in_->posted.load(std::memory_order_acquire);
+    COHORT_PROTOCOL_CHECK(posted >= recvsCompleted_ && posted - recvsCompleted_ <= kRingEntries,
+                          "rank {} published {} messages here, of which {} were consumed: "
+                          "more than the ring's {} entries are in flight, or fewer than consumed",
+                          peer_.rank, posted, recvsCompleted_, kRingEntries);
+  }
   while (recvsCompleted_ < recvsPosted_ &&
          in_->posted.load(std::memory_order_acquire) > recvsCompleted_) {
     COHORT_RETURN_IF_ERROR(deliver(in_->desc[recvsCompleted_ % kRingEntries], recvs_.front()));
