@@ -1,10 +1,10 @@
-// What the runtime offers the layers built on it in this tree (collective/, and
-// torch_cohort/ through the communicator's streams) and no program: a stream's
-// progress counters, work a host thread completes instead of the stream's worker,
-// the counter that tells a caller its checks of pointers and streams still hold,
-// and the calling thread's device without a lock. Not part of cohort/runtime.h, so that the public
-// API stays the ACL-like one; stream_api.cc and device.cc implement it. Thread-safe, like the
-// public calls.
+// What the runtime offers the layers built on it in this tree (collective/) and
+// no program: a stream's task counters, work a host thread completes instead of
+// the stream's worker, the counter that tells a caller its checks of pointers and
+// streams still hold, and the calling thread's device without a lock. Not in
+// cohort/runtime.h, so that the public API stays the ACL-like one (torch_cohort
+// uses that one only); stream_api.cc and device.cc implement it. Thread-safe,
+// like the public calls.
 #pragma once
 
 #include <cstddef>
@@ -36,7 +36,7 @@ Status streamTaskProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t
 /// thread that synchronizes or queries the stream, or queues more work on it,
 /// runs it there (completions in order, each once; an error fails the stream as
 /// a task's would). Otherwise nothing is queued (*deferred = false). `finish`
-/// must not call stream functions. `knownLive` as for streamProgress.
+/// must not call stream functions. `knownLive` as for streamTaskProgress.
 using HostCompletion = std::function<Status(bool wait)>;
 Status streamDefer(Stream* stream, HostCompletion finish, bool* deferred, bool knownLive = false);
 /// Runs the completions streamDefer left on the stream now, on this thread;
