@@ -123,9 +123,14 @@ Status compareCheck(const ArgumentCheck& check, int rank, const OpDesc& op) {
                    check.peers[k], fingerprintDiff(check.mine, check.theirs[k]), op.describe());
 }
 
-// compareCheck, and on a difference this rank's fingerprints sent first.
-Status checkResult(const ArgumentCheck& check, int rank, const OpDesc& op, Deadline deadline,
-                   const std::atomic<bool>* abort) {
+// compareCheck once the check's wait ended (`waited`): after a failed wait
+// without a difference, with the fingerprints still in flight first; on a
+// difference, with this rank's own sent first.
+Status checkResult(const ArgumentCheck& check, const Status& waited, int rank, const OpDesc& op,
+                   Deadline deadline, const std::atomic<bool>* abort) {
+  if (!waited.ok() && firstDifference(check) < 0) {
+    settleFingerprints(check, /*received=*/true, deadline, abort);
+  }
   Status s = compareCheck(check, rank, op);
   if (!s.ok()) settleFingerprints(check, /*received=*/false, deadline, abort);
   return s;
@@ -292,18 +297,18 @@ Status checkedRound(const Run& run, std::size_t r, bool holdAll) {
   };
   Status st = postRound(round, run.buffers, run.conns, run.reduction,
                         hold ? tHeld.data() : nullptr, &tActive);
+  Status waited;  // the wait's own failure, which the check may explain
   if (!st.ok()) {
     st = makeError(st.code(), "{}: {}", label(), st.message());
   } else {
     // A peer whose arguments differ may never send its data.
     transport::WaitControl checking = run.control;
     checking.stopEarly = [] { return firstDifference(tCheck) >= 0; };  // this thread's check
-    st = transport::waitIdle(tActive.data(), tActive.size(), run.deadline, label, checking);
-    if (!st.ok() && firstDifference(tCheck) < 0) {
-      settleFingerprints(tCheck, /*received=*/true, run.deadline, run.control.abort);
-    }
+    st = waited =
+        transport::waitIdle(tActive.data(), tActive.size(), run.deadline, label, checking);
   }
-  COHORT_RETURN_IF_ERROR(checkResult(tCheck, run.rank, run.op, run.deadline, run.control.abort));
+  COHORT_RETURN_IF_ERROR(
+      checkResult(tCheck, waited, run.rank, run.op, run.deadline, run.control.abort));
   COHORT_RETURN_IF_ERROR(st);
   if (hold) applyHeld(round, run.buffers, run.reduction, tHeld.data());
   return Status::Ok();
@@ -368,10 +373,7 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
       // transport's error (the peer saw the difference first and ended the link).
       const Status waited =
           transport::waitIdle(check.conns.data(), check.conns.size(), deadline, label, control);
-      if (!waited.ok() && firstDifference(check) < 0) {
-        settleFingerprints(check, /*received=*/true, deadline, abort);
-      }
-      COHORT_RETURN_IF_ERROR(checkResult(check, rank, op, deadline, abort));
+      COHORT_RETURN_IF_ERROR(checkResult(check, waited, rank, op, deadline, abort));
       COHORT_RETURN_IF_ERROR(waited);
     }
   }

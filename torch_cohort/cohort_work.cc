@@ -23,16 +23,12 @@ CohortWork::~CohortWork() {
   // A Work dropped before its operation finished (async_op=True, never waited)
   // still owns the flat buffers Cohort reads and writes: keep them until then.
   if (stream_ == nullptr) return;
-  std::uint64_t enqueued = 0, done = 0;
   bool finished = false;
   {
     std::lock_guard<std::mutex> base(mutex_);
     finished = completed_;
   }
-  if (!finished && targetSet_ && runtime::streamProgress(stream_, &enqueued, &done).ok() &&
-      done >= target_) {
-    finished = true;
-  }
+  if (!finished && targetSet_ && targetReached()) finished = true;
   if (!finished) (void)runtime::streamSynchronize(stream_, -1);
 }
 
@@ -54,6 +50,11 @@ Status CohortWork::setTargetHere() {
   target_ = s.ok() ? enqueued : UINT64_MAX;
   targetSet_ = true;
   return s;
+}
+
+bool CohortWork::targetReached() const {
+  std::uint64_t enqueued = 0, done = 0;
+  return runtime::streamProgress(stream_, &enqueued, &done).ok() && done >= target_;
 }
 
 std::exception_ptr CohortWork::errorOf(const Status& s) const {
@@ -105,8 +106,7 @@ bool CohortWork::isCompleted() {
     conclude(q);
     return true;
   }
-  std::uint64_t enqueued = 0, done = 0;
-  if (runtime::streamProgress(stream_, &enqueued, &done).ok() && done >= target_) {
+  if (targetReached()) {
     conclude(Status::Ok());
     return true;
   }

@@ -57,6 +57,8 @@ class CohortWork : public c10d::Work {
   void concludeFromStream(const Status& s);
 
  private:
+  /// Whether the stream's progress passed target_ (set: targetSet_).
+  bool targetReached() const;
   void conclude(const Status& s);
   std::exception_ptr errorOf(const Status& s) const;
 
