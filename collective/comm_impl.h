@@ -30,11 +30,12 @@ namespace cohort {
 /// worker; abort()/asyncError() from anywhere.
 class Communicator::Impl {
  public:
-  /// Collective over the `size` ranks that share `store` under `prefix`. The calling
-  /// thread's current device must be `device`.
+  /// Collective over the `size` ranks that share `store` under `prefix`, with
+  /// `options` (in force before it connects). The calling thread's current device
+  /// must be `device`.
   static Status create(std::shared_ptr<transport::Store> store, const std::string& prefix,
                        const transport::JobToken& token, int rank, int size, int device,
-                       std::unique_ptr<Impl>* out);
+                       const CommOptions& options, std::unique_ptr<Impl>* out);
   ~Impl();
 
   Status enqueue(collective::OpDesc op, runtime::Stream* stream);
@@ -52,10 +53,12 @@ class Communicator::Impl {
   /// the calling thread, or posted; *algo is the algorithm for the last two.
   /// `enqueued`/`completed`: the caller's stream's progress. `repeat`: checked_
   /// describes this call, so what depends on its arguments alone (the algorithm,
-  /// the size decision) is reused from there.
+  /// the size decision) is reused from there. `groupOfSeveral`: groupEnd() is
+  /// launching a group over several communicators.
   enum class LaunchMode { kWorker, kInline, kPosted };
   LaunchMode chooseLaunch(const collective::OpDesc& op, runtime::Stream* stream, bool repeat,
-                          std::uint64_t enqueued, std::uint64_t completed, collective::Algo* algo);
+                          std::uint64_t enqueued, std::uint64_t completed, bool groupOfSeveral,
+                          collective::Algo* algo);
   Status split(int color, int key, std::unique_ptr<Impl>* out);
   /// Communicator::finalize(); the destructor calls it too.
   Status finalize();
@@ -65,8 +68,9 @@ class Communicator::Impl {
 
   int rank = 0, size = 0, device = -1, localRank = 0, localSize = 1, nodes = 1;
   std::string prefix;
-  /// CommOptions::execTimeoutMs (-1: COHORT_EXEC_TIMEOUT); set once, before any operation.
-  long execTimeoutMsOption = -1;
+  /// What create() was given (sub-communicators inherit them); set once, before
+  /// it connects.
+  CommOptions options;
   /// The exec timeout in force, in ms (0 = never).
   long execTimeoutMs() const;
   /// What the last operation chose; written by whichever thread runs
@@ -194,7 +198,8 @@ class Communicator::Impl {
   std::unique_ptr<collective::OpHistory> history_;  // made by create(), never null after
   bool failureLogged_ = false;                      // stream worker only
   bool failureSpread_ = false;                      // stream worker only
-  bool inlineSmall_ = false;  // set at connect: every peer is another process
+  // Set at connect: every peer is another process, or options.threadPerRank.
+  bool inlineSmall_ = false;
   enum class Launch { kAuto, kWorker, kInline };
   Launch launch_ = Launch::kAuto;  // COHORT_LAUNCH, read at create
   bool finalized_ = false;    // finalize() ran; finalStatus_ is what it returned

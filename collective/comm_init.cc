@@ -65,7 +65,8 @@ void keepStoreServer(std::shared_ptr<transport::TcpStoreServer> server) {
 
 Status Communicator::Impl::create(std::shared_ptr<transport::Store> store,
                                   const std::string& prefix, const transport::JobToken& token,
-                                  int rank, int size, int device, std::unique_ptr<Impl>* out) {
+                                  int rank, int size, int device, const CommOptions& options,
+                                  std::unique_ptr<Impl>* out) {
   // A COHORT_SIMD the processor cannot run: refuse here rather than run other kernels.
   COHORT_RETURN_IF_ERROR(kernels::simdStatus());
   std::unique_ptr<Impl> impl(new Impl());
@@ -73,6 +74,7 @@ Status Communicator::Impl::create(std::shared_ptr<transport::Store> store,
   impl->size = size;
   impl->device = device;
   impl->prefix = prefix;
+  impl->options = options;
   impl->token_ = token;
   impl->store_ = std::move(store);
   impl->history_ = std::make_unique<collective::OpHistory>(
@@ -158,9 +160,12 @@ Status Communicator::Impl::connect() {
                                   : dynamic_cast<transport::shm::ShmTransport*>(transports_[0].get());
   if (shm != nullptr) buildGroups(shm);
   inlineSmall_ = true;
+  const bool threadPerRank = options.threadPerRank || Config::global().threadPerRank;
   for (const auto& p : peers_) {
     const auto& me = peers_[static_cast<std::size_t>(rank)];
-    if (p.rank != rank && p.sameNode(me) && p.pid == me.pid) inlineSmall_ = false;
+    if (p.rank != rank && p.sameNode(me) && p.pid == me.pid && !threadPerRank) {
+      inlineSmall_ = false;
+    }
   }
   return bootstrap_->barrier(deadline);
 }
@@ -227,8 +232,8 @@ Status Communicator::Impl::split(int color, int key, std::unique_ptr<Impl>* out)
     if (members[i].second == rank) newRank = static_cast<int>(i);
   }
   COHORT_RETURN_IF_ERROR(create(store_, fmt::format("{}/split{}/color{}", prefix, splitId, color),
-                                token_, newRank, static_cast<int>(members.size()), device, out));
-  (*out)->execTimeoutMsOption = execTimeoutMsOption;
+                                token_, newRank, static_cast<int>(members.size()), device, options,
+                                out));
   return Status::Ok();
 }
 
@@ -249,7 +254,7 @@ void Communicator::Impl::setAsyncError(const Status& s) {
 }
 
 long Communicator::Impl::execTimeoutMs() const {
-  return execTimeoutMsOption >= 0 ? execTimeoutMsOption : 1000L * Config::global().execTimeoutS;
+  return options.execTimeoutMs >= 0 ? options.execTimeoutMs : 1000L * Config::global().execTimeoutS;
 }
 
 // The caller's stream waits for the operation's completion event under a

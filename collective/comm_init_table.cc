@@ -103,12 +103,12 @@ Status Communicator::initFromRankTable(const std::string& path, int rank,
     COHORT_RETURN_IF_ERROR(recordError(runtime::setDevice(device)));
   }
   std::unique_ptr<Impl> impl;
-  s = Impl::create(store, "table", token, rank, static_cast<int>(spec.rankCount()), device, &impl);
+  s = Impl::create(store, "table", token, rank, static_cast<int>(spec.rankCount()), device,
+                   commOptions, &impl);
   if (s.code() == ErrorCode::kTimeout) {
     s = Status(s.code(), s.message() + neverJoined(spec, *store));
   }
   COHORT_RETURN_IF_ERROR(recordError(s));
-  impl->execTimeoutMsOption = commOptions.execTimeoutMs;
   out->reset(new Communicator(std::move(impl)));
   return Status::Ok();
 }

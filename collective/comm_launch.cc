@@ -6,7 +6,8 @@
 //           (runsInline below): no thread hand-off, the result is there on return;
 //   posted  a mesh call small enough to stage: the calling thread posts it and goes
 //           on, and the caller's stream completes it when synchronized (postOp).
-// COHORT_LAUNCH=worker takes the worker for every call, =inline never posts.
+// COHORT_LAUNCH=worker takes the worker for every call, =inline never posts. A
+// group over several communicators (groupEnd) takes the worker for each call.
 #include "collective/comm_impl.h"
 
 namespace cohort {
@@ -16,7 +17,10 @@ using collective::OpDesc;
 
 auto Communicator::Impl::chooseLaunch(const OpDesc& op, runtime::Stream* stream, bool repeat,
                                       std::uint64_t enqueued, std::uint64_t completed,
-                                      collective::Algo* algo) -> LaunchMode {
+                                      bool groupOfSeveral, collective::Algo* algo) -> LaunchMode {
+  // A call that ran on this thread would wait there for peers that this thread
+  // has yet to launch.
+  if (groupOfSeveral) return LaunchMode::kWorker;
   if (!runsInline(op, stream, repeat, enqueued, completed, algo)) return LaunchMode::kWorker;
   // Posting needs a stream to complete the call, and the mesh's staged path.
   const bool posts = stream != nullptr && *algo == collective::Algo::kMesh && mesh_->posts(op) &&
@@ -27,8 +31,9 @@ auto Communicator::Impl::chooseLaunch(const OpDesc& op, runtime::Stream* stream,
 // A small operation runs on the calling thread when it would run at once
 // anyway: the caller's stream holds nothing unfinished but our own completed
 // operations, the communicator's stream is idle, the caller is on our device,
-// and every peer is another process (a thread driving several ranks must not
-// block in one of them): the mesh's staged paths or a direct mesh operation of
+// and every peer is another process or has a thread of its own
+// (CommOptions::threadPerRank; a thread driving several ranks must not block in
+// one of them): the mesh's staged paths or a direct mesh operation of
 // at most Tuning::inlineMeshBytes in and out, or a schedule of at most
 // Tuning::inlineScheduleBytes (on a crowded node both are larger: a hand-off
 // to the worker is a wait for a processor).

@@ -1,6 +1,7 @@
 // The public collective calls: validate, then enqueue on the caller's stream.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <string_view>
 
@@ -24,6 +25,8 @@ struct Pending {
 };
 thread_local int tGroupDepth = 0;
 thread_local std::vector<Pending> tGroup;
+// groupEnd() is launching a group over several communicators (chooseLaunch).
+thread_local bool tLaunchingSeveral = false;
 
 // A buffer the operation reads or writes must hold `bytes` (when the runtime
 // knows its allocation) and must not be memory of another device.
@@ -164,7 +167,8 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
     COHORT_RETURN_IF_ERROR(runtime::streamDeferredCount(stream, &waiting, known));
   }
   collective::Algo algo = collective::Algo::kAuto;
-  const LaunchMode mode = chooseLaunch(op, stream, known, enqueued, completed, &algo);
+  const LaunchMode mode =
+      chooseLaunch(op, stream, known, enqueued, completed, tLaunchingSeveral, &algo);
   const std::size_t ours = deferredPending_.load() ? 1 : 0;  // our completion on deferredOn_
   if (waiting > 0 && !(mode == LaunchMode::kPosted && stream == deferredOn_ && waiting == ours)) {
     (void)runtime::streamCompleteDeferred(stream);  // a failure is asyncError()'s too
@@ -221,6 +225,11 @@ Status Communicator::groupEnd() {
   if (--tGroupDepth > 0) return Status::Ok();
   std::vector<Pending> pending;
   pending.swap(tGroup);
+  struct Launching {
+    explicit Launching(bool several) { tLaunchingSeveral = several; }
+    ~Launching() { tLaunchingSeveral = false; }
+  } launching(std::any_of(pending.begin(), pending.end(),
+                          [&](const Pending& p) { return p.comm != pending.front().comm; }));
   // Sends and receives of one communicator and stream fuse into one batch, so
   // they progress together; other operations keep their order.
   for (std::size_t i = 0; i < pending.size(); ++i) {

@@ -51,8 +51,7 @@ Status Communicator::initRank(const UniqueId& id, int nranks, int rank,
   COHORT_RETURN_IF_ERROR(recordError(runtime::getDevice(&device)));
   std::unique_ptr<Impl> impl;
   COHORT_RETURN_IF_ERROR(
-      recordError(Impl::create(store, "c", info.token, rank, nranks, device, &impl)));
-  impl->execTimeoutMsOption = options.execTimeoutMs;
+      recordError(Impl::create(store, "c", info.token, rank, nranks, device, options, &impl)));
   out->reset(new Communicator(std::move(impl)));
   return Status::Ok();
 }
@@ -79,13 +78,14 @@ Status Communicator::initFromEnvironment(std::unique_ptr<Communicator>* out) {
   if (server) keepStoreServer(server);
   std::unique_ptr<Impl> impl;
   COHORT_RETURN_IF_ERROR(
-      recordError(Impl::create(store, "env", token, job.rank, job.size, device, &impl)));
+      recordError(Impl::create(store, "env", token, job.rank, job.size, device, {}, &impl)));
   out->reset(new Communicator(std::move(impl)));
   return Status::Ok();
 }
 
 Status Communicator::initAll(const std::vector<int>& devices,
-                             std::vector<std::unique_ptr<Communicator>>* out) {
+                             std::vector<std::unique_ptr<Communicator>>* out,
+                             const CommOptions& options) {
   if (out == nullptr || devices.empty()) {
     return recordError(Status(ErrorCode::kInvalidArgument, "initAll: no devices"));
   }
@@ -100,7 +100,7 @@ Status Communicator::initAll(const std::vector<int>& devices,
       const auto i = static_cast<std::size_t>(r);
       results[i] = runtime::setDevice(devices[i]);
       if (results[i].ok())
-        results[i] = Impl::create(store, "all", token, r, n, devices[i], &impls[i]);
+        results[i] = Impl::create(store, "all", token, r, n, devices[i], options, &impls[i]);
     });
   }
   for (auto& t : threads) t.join();
@@ -163,11 +163,10 @@ Status Communicator::subCommunicator(const std::vector<int>& ranks,
   }
   key += "/" + std::to_string(impl_->subComms_[key]++);  // the same list may be used again
   std::unique_ptr<Impl> impl;
-  COHORT_RETURN_IF_ERROR(
-      recordError(Impl::create(impl_->store_, impl_->prefix + "/" + key, impl_->token_,
-                               static_cast<int>(pos - ranks.begin()),
-                               static_cast<int>(ranks.size()), impl_->device, &impl)));
-  impl->execTimeoutMsOption = impl_->execTimeoutMsOption;
+  COHORT_RETURN_IF_ERROR(recordError(
+      Impl::create(impl_->store_, impl_->prefix + "/" + key, impl_->token_,
+                   static_cast<int>(pos - ranks.begin()), static_cast<int>(ranks.size()),
+                   impl_->device, impl_->options, &impl)));
   out->reset(new Communicator(std::move(impl)));
   return Status::Ok();
 }

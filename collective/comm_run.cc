@@ -297,13 +297,13 @@ Status Communicator::Impl::concludeOp(const OpDesc& op, std::uint64_t historyId,
     const std::string what = op.describe();
     const std::string limit =
         s.code() == ErrorCode::kTimeout
-            ? fmt::format(" ({}){}",
-                          execTimeoutMsOption < 0
-                              ? fmt::format("COHORT_EXEC_TIMEOUT is {} s",
-                                            Config::global().execTimeoutS)
-                              : fmt::format("the communicator's exec timeout is {} ms",
-                                            execTimeoutMsOption),
-                          stoppedPeers(peers_, rank))
+            ? fmt::format(
+                  " ({}){}",
+                  options.execTimeoutMs < 0
+                      ? fmt::format("COHORT_EXEC_TIMEOUT is {} s", Config::global().execTimeoutS)
+                      : fmt::format("the communicator's exec timeout is {} ms",
+                                    options.execTimeoutMs),
+                  stoppedPeers(peers_, rank))
             : "";
     s = makeError(s.code(), "rank {}: {}{}{}", rank,
                   s.message().find(what) == std::string::npos ? what + ": " : "", s.message(),

@@ -76,6 +76,17 @@ Var choiceVar(const char* name, const char* expected, std::vector<std::string> c
              [=](const Config& c) { return c.*field; }};
 }
 
+// "0" or "1".
+Var flagVar(const char* name, bool Config::*field) {
+  return Var{name, "0 or 1",
+             [=](Config& c, const std::string& v) {
+               if (v != "0" && v != "1") return false;
+               c.*field = v == "1";
+               return true;
+             },
+             [=](const Config& c) { return std::string(c.*field ? "1" : "0"); }};
+}
+
 Var bytesVar(const char* name, std::uint64_t lo, std::uint64_t Config::*field) {
   return Var{name, "a byte size such as 16G, 512M or 1048576",
              [=](Config& c, const std::string& v) {
@@ -159,15 +170,10 @@ const std::vector<Var>& vars() {
                 &Config::linkCheck),
       stringVar("COHORT_ALGO", &Config::algo),
       bytesVar("COHORT_BUFFSIZE", 1 << 20, &Config::buffSize),
-      {"COHORT_DETERMINISTIC", "0 or 1",
-       [](Config& c, const std::string& v) {
-         if (v != "0" && v != "1") return false;
-         c.deterministic = v == "1";
-         return true;
-       },
-       [](const Config& c) { return std::string(c.deterministic ? "1" : "0"); }},
+      flagVar("COHORT_DETERMINISTIC", &Config::deterministic),
       choiceVar("COHORT_LAUNCH", "one of auto, worker, inline", {"auto", "worker", "inline"},
                 &Config::launch),
+      flagVar("COHORT_THREAD_PER_RANK", &Config::threadPerRank),
       choiceVar("COHORT_SIMD", "one of auto, avx512bf16, avx512, avx2, scalar",
                 {"auto", "avx512bf16", "avx512", "avx2", "scalar"}, &Config::simd),
       stringVar("COHORT_JOB_TOKEN", &Config::jobToken),

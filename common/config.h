@@ -57,6 +57,8 @@ struct Config {
   /// stream's worker), worker (always the stream's worker), inline (on the calling thread
   /// where that is possible, never posted). For tests and diagnosis of one path.
   std::string launch = "auto";
+  /// CommOptions::threadPerRank for every communicator (HcclCommInitAll has no options).
+  bool threadPerRank = false;
   /// The kernels' SIMD path: auto (the fastest this processor runs), avx512, avx2 or
   /// scalar (for tests, and for processors that misreport their features).
   std::string simd = "auto";

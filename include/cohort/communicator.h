@@ -63,6 +63,16 @@ struct CommOptions {
   /// it. The runtime's watchdog on the caller's stream stays COHORT_EXEC_TIMEOUT, so a
   /// longer value than that is cut to it.
   long execTimeoutMs = -1;
+  /// Ranks in one process (initAll, or initRank from several threads): each rank's
+  /// calls come from a thread of its own, so a small call may run on the calling
+  /// thread, inline or posted, as it does between processes. Off (the default), calls
+  /// between ranks of one process always take the communicator's stream, so that one
+  /// thread may drive several ranks in turn (a call never waits on its caller for a
+  /// peer). On, a thread that calls a rank while another rank waits for that thread
+  /// waits until the exec timeout. A group (groupStart/groupEnd) over several
+  /// communicators takes their streams either way. COHORT_THREAD_PER_RANK=1 sets it for
+  /// every communicator.
+  bool threadPerRank = false;
 };
 
 struct SendRecvItem {
@@ -102,10 +112,11 @@ class Communicator {
   static Status initFromRankTable(const std::string& path, int rank,
                                   std::unique_ptr<Communicator>* out,
                                   const CommOptions& options = {});
-  /// N ranks driven by N threads of this process, on `devices` (like
-  /// HcclCommInitAll). out[i] is rank i on devices[i].
+  /// N ranks of this process, on `devices` (like HcclCommInitAll). out[i] is rank
+  /// i on devices[i].
   static Status initAll(const std::vector<int>& devices,
-                        std::vector<std::unique_ptr<Communicator>>* out);
+                        std::vector<std::unique_ptr<Communicator>>* out,
+                        const CommOptions& options = {});
 
   /// finalize() (its error is logged), then releases the communicator.
   ~Communicator();
