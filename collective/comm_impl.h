@@ -215,8 +215,6 @@ namespace transport {
 class TcpStoreServer;
 }  // namespace transport
 
-/// The bootstrap's deadline: COHORT_CONNECT_TIMEOUT from now.
-Deadline connectDeadline();
 /// Keeps a store server this process started serving until the process exits (the
 /// other ranks may still join through it). Thread-safe.
 void keepStoreServer(std::shared_ptr<transport::TcpStoreServer> server);

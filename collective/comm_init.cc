@@ -54,10 +54,6 @@ std::vector<std::shared_ptr<transport::TcpStoreServer>> gServers;
 
 }  // namespace
 
-Deadline connectDeadline() {
-  return Deadline::after(std::chrono::seconds(Config::global().connectTimeoutS));
-}
-
 void keepStoreServer(std::shared_ptr<transport::TcpStoreServer> server) {
   std::lock_guard<std::mutex> lock(gServersMu);
   gServers.push_back(std::move(server));

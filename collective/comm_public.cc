@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "collective/comm_impl.h"
+#include "common/config.h"
 #include "common/error.h"
 #include "transport/jobenv/job_env.h"
 #include "transport/root_info.h"

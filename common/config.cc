@@ -408,6 +408,10 @@ const Config& Config::global() {
   return config;
 }
 
+Deadline connectDeadline() {
+  return Deadline::after(std::chrono::seconds(Config::global().connectTimeoutS));
+}
+
 Status Config::status() const {
   if (errors.empty()) return Status::Ok();
   return Status(ErrorCode::kConfigError, fmt::format("{}", fmt::join(errors, " ")));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cohort/status.h"
+#include "common/wait.h"
 
 namespace cohort {
 
@@ -86,6 +87,10 @@ struct Config {
   /// One "NAME=value" line per known variable, for logs and `cohort-smi check`.
   std::string describe() const;
 };
+
+/// COHORT_CONNECT_TIMEOUT (Config::global()) from now: the limit of each step of
+/// joining a job (the store, the rendezvous, the connections).
+Deadline connectDeadline();
 
 /// The environment of this process as a map (only COHORT_*/HCCL_*/ASCEND_* names).
 std::map<std::string, std::string> environmentMap();

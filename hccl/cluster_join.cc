@@ -40,10 +40,6 @@ std::mutex gMu;
 std::map<std::string, int> gJoins;  // "token#rank" -> communicators made so far
 std::map<std::string, std::shared_ptr<transport::TcpStoreServer>> gServers;  // by "addr:port"
 
-Deadline connectDeadline() {
-  return Deadline::after(std::chrono::seconds(Config::global().connectTimeoutS));
-}
-
 Outcome unreadable(const char* path, const std::string& reason) {
   return Outcome(
       HCCL_E_OPEN_FILE_FAILURE,

@@ -42,7 +42,7 @@ class TcpStoreClient : public Store {
 
   Status set(const std::string& key, const Bytes& value) override {
     Request r{Op::kSet, 0, key, {}, value, 0};
-    return call(&r, opDeadline(), nullptr, nullptr);
+    return call(&r, connectDeadline(), nullptr, nullptr);
   }
   Status setBefore(const std::string& key, const Bytes& value, Deadline deadline) override {
     Request r{Op::kSet, 0, key, {}, value, 0};
@@ -64,22 +64,19 @@ class TcpStoreClient : public Store {
   Status add(const std::string& key, std::int64_t delta, std::int64_t* result) override {
     Request r{Op::kAdd, 0, key, {}, {}, delta};
     std::int64_t value = 0;
-    COHORT_RETURN_IF_ERROR(call(&r, opDeadline(), nullptr, &value));
+    COHORT_RETURN_IF_ERROR(call(&r, connectDeadline(), nullptr, &value));
     if (result != nullptr) *result = value;
     return Status::Ok();
   }
   Status check(const std::string& key, bool* exists) override {
     Request r{Op::kCheck, 0, key, {}, {}, 0};
     std::int64_t value = 0;
-    COHORT_RETURN_IF_ERROR(call(&r, opDeadline(), nullptr, &value));
+    COHORT_RETURN_IF_ERROR(call(&r, connectDeadline(), nullptr, &value));
     *exists = value != 0;
     return Status::Ok();
   }
 
  private:
-  static Deadline opDeadline() {
-    return Deadline::after(std::chrono::seconds(Config::global().connectTimeoutS));
-  }
   static std::int64_t timeoutMs(Deadline d) {
     if (d.isNever()) return -1;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(d.at() - Clock::now());
