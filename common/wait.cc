@@ -57,6 +57,7 @@ WaitPolicy WaitPolicy::forPeersFromConfig(int peers) {
     p.spinNs = 0;
   } else {
     p.ownProcessors = true;
+    if (p.yieldNs > kIdleYieldNs) p.yieldNs = kIdleYieldNs;
   }
   return p;
 }

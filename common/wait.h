@@ -57,7 +57,11 @@ struct WaitPolicy {
   /// For waits on `peers` threads or processes of this machine that each run
   /// like this one: with more of them than the machine has processors, the one
   /// awaited is likely off-CPU, so the wait yields at once (no spin stage);
-  /// with no more, ownProcessors.
+  /// with no more, ownProcessors and a yield stage of at most kIdleYieldNs. A
+  /// peer that is not there by then is computing, and a yield that finds a
+  /// thread of the program's own to run (compute overlapped with the
+  /// collective) hands it the processor for a whole time slice; a futex sleep
+  /// is woken as soon as the peer comes.
   static WaitPolicy forPeersFromConfig(int peers);
 };
 

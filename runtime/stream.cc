@@ -160,8 +160,11 @@ Status Stream::waitForEvent(const std::shared_ptr<EventState>& event, std::uint6
     Deadline slice = Deadline::after(std::chrono::milliseconds(100));
     if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
     if (queuedBehind()) {
-      // Work is waiting behind this: follow the event closely.
-      event->word.waitUntil(ready, slice);
+      // Work is waiting behind this: follow the event closely, but yield only
+      // briefly (a long yield stage hands the processor to the compute the
+      // event waits for, or that runs beside it, for a whole time slice).
+      static thread_local const WaitPolicy close = WaitPolicy::idleFromConfig();
+      event->word.waitUntil(ready, slice, close);
     } else {
       // Nobody needs this worker soon (host waiters see lazy waits through the
       // event): sleep until the event completes or work arrives.
