@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -59,6 +60,31 @@ std::string callAndLook(Communicator& comm, int r, std::size_t n, runtime::Strea
   return checkSum(out, comm.size());
 }
 
+// Runs fn(rank, its communicator, a stream of its device) on a thread per rank of
+// `comms`; returns each rank's failure ("" if none).
+std::vector<std::string> onThreads(
+    const Comms& comms,
+    const std::function<std::string(int, Communicator&, runtime::Stream*)>& fn) {
+  std::vector<std::string> results(comms.size());
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < static_cast<int>(comms.size()); ++r) {
+    ranks.emplace_back([&, r] {
+      const auto i = static_cast<std::size_t>(r);
+      runtime::Stream* s = nullptr;
+      Status st = runtime::setDevice(r);
+      if (st.ok()) st = runtime::streamCreate(&s);
+      if (!st.ok()) {
+        results[i] = st.toString();
+        return;
+      }
+      results[i] = fn(r, *comms[i], s);
+      (void)runtime::streamDestroy(s);
+    });
+  }
+  for (auto& t : ranks) t.join();
+  return results;
+}
+
 // Rank 1 comes 100 ms late to each call, so rank 0's launch shows: a posted call
 // returns before rank 1 came, leaving its completion on the stream; an inline one
 // returns when it is done, leaving nothing there.
@@ -91,28 +117,15 @@ TEST(LaunchModeTest, ThreadPerRankPostsSmallCallsAndRunsLargerOnesInline) {
 TEST(LaunchModeTest, WithoutThreadPerRankEveryCallTakesTheStream) {
   Comms comms;
   ASSERT_OK(Communicator::initAll({0, 1}, &comms));
-  std::vector<std::string> results(2);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < 2; ++r) {
-    ranks.emplace_back([&, r] {
-      runtime::Stream* s = nullptr;
-      Status st = runtime::setDevice(r);
-      if (st.ok()) st = runtime::streamCreate(&s);
-      if (!st.ok()) {
-        results[static_cast<std::size_t>(r)] = st.toString();
-        return;
-      }
-      Held held;
-      std::string err = callAndLook(*comms[static_cast<std::size_t>(r)], r, 7, s, &held);
-      if (err.empty() && (held.deferred != 0 || held.tasksAdded == 0)) {
-        err = "not on the communicator's stream (" + std::to_string(held.deferred) + " deferred, " +
-              std::to_string(held.tasksAdded) + " tasks)";
-      }
-      (void)runtime::streamDestroy(s);
-      results[static_cast<std::size_t>(r)] = err;
-    });
-  }
-  for (auto& t : ranks) t.join();
+  const auto results = onThreads(comms, [](int r, Communicator& comm, runtime::Stream* s) {
+    Held held;
+    std::string err = callAndLook(comm, r, 7, s, &held);
+    if (err.empty() && (held.deferred != 0 || held.tasksAdded == 0)) {
+      err = "not on the communicator's stream (" + std::to_string(held.deferred) + " deferred, " +
+            std::to_string(held.tasksAdded) + " tasks)";
+    }
+    return err;
+  });
   EXPECT_TRUE(joinFailures(results).empty()) << joinFailures(results);
 }
 
@@ -166,29 +179,16 @@ TEST(LaunchModeEnvTest, TheEnvironmentMakesInitAllThreadPerRank) {
   }
   Comms comms;
   ASSERT_OK(Communicator::initAll({0, 1}, &comms));
-  std::vector<std::string> results(2);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < 2; ++r) {
-    ranks.emplace_back([&, r] {
-      runtime::Stream* s = nullptr;
-      Status st = runtime::setDevice(r);
-      if (st.ok()) st = runtime::streamCreate(&s);
-      if (!st.ok()) {
-        results[static_cast<std::size_t>(r)] = st.toString();
-        return;
-      }
-      if (r == 1) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      Held held;
-      std::string err = callAndLook(*comms[static_cast<std::size_t>(r)], r, 7, s, &held);
-      if (err.empty() && r == 0 && (held.deferred != 1 || held.tasksAdded != 0)) {
-        err = "not posted (" + std::to_string(held.deferred) + " deferred, " +
-              std::to_string(held.tasksAdded) + " tasks)";
-      }
-      (void)runtime::streamDestroy(s);
-      results[static_cast<std::size_t>(r)] = err;
-    });
-  }
-  for (auto& t : ranks) t.join();
+  const auto results = onThreads(comms, [](int r, Communicator& comm, runtime::Stream* s) {
+    if (r == 1) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    Held held;
+    std::string err = callAndLook(comm, r, 7, s, &held);
+    if (err.empty() && r == 0 && (held.deferred != 1 || held.tasksAdded != 0)) {
+      err = "not posted (" + std::to_string(held.deferred) + " deferred, " +
+            std::to_string(held.tasksAdded) + " tasks)";
+    }
+    return err;
+  });
   EXPECT_TRUE(joinFailures(results).empty()) << joinFailures(results);
 }
 
