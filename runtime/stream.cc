@@ -51,9 +51,12 @@ bool Stream::defer(HostCompletion finish) {
 void Stream::progress(std::uint64_t* enqueued, std::uint64_t* completed) const {
   const std::uint64_t tasksDone = this->completed();
   const std::uint64_t deferredQueued = deferredTotal_.load(std::memory_order_acquire);
-  const std::uint64_t deferredDone = deferredQueued - deferredCount();
+  // A completion queued between the two loads counts as waiting, not as run
+  // (the count may then exceed the total read before it).
+  const std::uint64_t waiting = deferredCount();
+  const std::uint64_t deferredDone = waiting >= deferredQueued ? 0 : deferredQueued - waiting;
   *completed = tasksDone + deferredDone;
-  *enqueued = this->enqueued() + deferredTotal_.load(std::memory_order_acquire);
+  *enqueued = this->enqueued() + deferredQueued;
 }
 
 Status Stream::completeDeferred(bool wait) {
