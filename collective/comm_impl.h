@@ -127,7 +127,7 @@ class Communicator::Impl {
   transport::JobToken token_;
   std::unique_ptr<transport::Bootstrap> bootstrap_;
   std::vector<transport::PeerInfo> peers_;
-  std::vector<std::unique_ptr<transport::Transport>> transports_;
+  transport::Transports transports_;
   std::vector<std::unique_ptr<transport::Connection>> conns_;
   std::vector<transport::Connection*> connPtrs_;
   transport::LinkReport report_;

@@ -10,10 +10,11 @@
 #include <thread>
 
 #include "collective/comm_impl.h"
-#include "common/trace.h"
+#include "collective/mesh_layout.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/trace.h"
 #include "kernels/simd.h"
 #include "runtime/node_registry.h"
 #include "transport/jobenv/job_env.h"
@@ -141,6 +142,7 @@ Status Communicator::Impl::connect() {
   ctx.self = me;
   ctx.token = token_;
   ctx.connectDeadline = deadline;
+  ctx.shmRegionBytes = sizeof(collective::MeshRegion);
   std::vector<int> others;
   for (int r = 0; r < size; ++r) {
     if (r != rank) others.push_back(r);
@@ -152,9 +154,7 @@ Status Communicator::Impl::connect() {
   topo_.size = size;
   topo_.nodes = nodes;
   topo_.tuning = collective::Tuning::forThisNode(localSize);
-  auto* shm = transports_.empty() ? nullptr
-                                  : dynamic_cast<transport::shm::ShmTransport*>(transports_[0].get());
-  if (shm != nullptr) buildGroups(shm);
+  if (transports_.shm != nullptr) buildGroups(transports_.shm);
   inlineSmall_ = true;
   const bool threadPerRank = options.threadPerRank || Config::global().threadPerRank;
   for (const auto& p : peers_) {
@@ -198,7 +198,8 @@ Communicator::Impl::~Impl() {
   // Connections before transports (they use the transports' shared state).
   conns_.clear();
   mesh_.reset();
-  transports_.clear();
+  transports_.shm = nullptr;
+  transports_.all.clear();
   scratch_.release();
   stage_.release();
   if (before_ != nullptr) (void)runtime::eventDestroy(before_);

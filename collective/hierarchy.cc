@@ -51,12 +51,10 @@ void Communicator::Impl::buildGroups(transport::shm::ShmTransport* shm) {
   for (const auto& p : peers_) {
     if (p.hostId == myHost) local.push_back(p.rank);
   }
-  bool localShm = true;
+  // Every local peer reached through the shared-memory transport (it maps only those).
   for (int r : local) {
-    auto* c = connPtrs_[static_cast<std::size_t>(r)];
-    localShm = localShm && (r == rank || (c != nullptr && std::string(c->kind()) == "shm"));
+    if (shm->peer(r) == nullptr) return;
   }
-  if (!localShm) return;
   std::vector<const transport::shm::ShmPeer*> members;
   for (int r : local) members.push_back(shm->peer(r));
   mesh_ =

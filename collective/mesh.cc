@@ -12,9 +12,6 @@
 
 namespace cohort::collective {
 
-using transport::shm::ControlBlock;
-using transport::shm::kStagingBytes;
-using transport::shm::OpSlot;
 using transport::shm::SegmentRef;
 
 Mesh::Mesh(transport::shm::ShmTransport* shm, std::vector<const transport::shm::ShmPeer*> members,
@@ -27,9 +24,10 @@ Mesh::Mesh(transport::shm::ShmTransport* shm, std::vector<const transport::shm::
       waitPolicy_(WaitPolicy::forPeersFromConfig(n_)),
       tuning_(tuning),
       views_(std::make_unique<Views>()) {
+  // The communicator asked the transport for regions this large.
+  COHORT_CHECK(members_[static_cast<std::size_t>(me_)]->block->regionBytes >= sizeof(MeshRegion));
   // A staged call's data goes through a post slot or an eager slot.
-  COHORT_CHECK(tuning_.meshStagedBytes <= kStagingBytes &&
-               tuning_.meshStagedBytes <= transport::shm::kEagerBytes);
+  COHORT_CHECK(tuning_.meshStagedBytes <= kStagingBytes && tuning_.meshStagedBytes <= kEagerBytes);
 }
 
 Mesh::~Mesh() { leave(transport::shm::Departure::kDestroyed); }
@@ -49,7 +47,7 @@ Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline
                      const std::atomic<bool>& aborted, Views* views) {
   COHORT_RETURN_IF_ERROR(settle(op, deadline, aborted));
   const std::size_t slot = slot_;
-  OpSlot& mine = members_[static_cast<std::size_t>(me_)]->block->op[slot];
+  OpSlot& mine = region(me_).op[slot];
   auto ref = [&](const void* p, SegmentRef* r) {
     if (p == nullptr) {
       *r = SegmentRef{kNoBuffer, 0, 0};
@@ -69,7 +67,7 @@ Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline
   views->out.assign(static_cast<std::size_t>(n_), nullptr);
   for (int j = 0; j < n_; ++j) {
     const auto* m = members_[static_cast<std::size_t>(j)];
-    const OpSlot& theirs = m->block->op[slot];
+    const OpSlot& theirs = region(j).op[slot];
     if (theirs.input.device != kNoBuffer) views->in[static_cast<std::size_t>(j)] = static_cast<const char*>(m->translate(theirs.input));
     if (theirs.output.device != kNoBuffer) views->out[static_cast<std::size_t>(j)] = static_cast<char*>(m->translate(theirs.output));
   }
@@ -77,7 +75,7 @@ Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline
 }
 
 std::array<std::uint64_t, 4> Mesh::announce(const OpDesc& op) {
-  OpSlot& mine = members_[static_cast<std::size_t>(me_)]->block->op[slot_];
+  OpSlot& mine = region(me_).op[slot_];
   const auto fp = op.fingerprint();
   storeFingerprint(mine.fingerprint, fp);
   mine.seq.store(op.seq, std::memory_order_release);

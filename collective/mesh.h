@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "collective/mesh_layout.h"
 #include "collective/op.h"
 #include "collective/tuning.h"
 #include "common/wait.h"
@@ -109,6 +110,10 @@ class Mesh {
     std::vector<char*> out;
     std::vector<const char*> staged;  // the members' post slots (reducePosted())
   };
+  /// Member j's shared region, mapped here.
+  MeshRegion& region(int j) const {
+    return *static_cast<MeshRegion*>(members_[static_cast<std::size_t>(j)]->region);
+  }
   static constexpr std::int32_t kNoBuffer = -2;  // an OpSlot's SegmentRef without a buffer
   Status barrier(const OpDesc& op, const char* phase, Deadline deadline,
                  const std::atomic<bool>& aborted);
@@ -209,7 +214,7 @@ class Mesh {
   // Eager broadcasts so far (they take the ring's slots in turn), and the
   // barrier at which each slot was last written.
   std::uint64_t eagerCalls_ = 0;
-  std::array<std::uint64_t, transport::shm::kEagerSlots> eagerBarrier_{};
+  std::array<std::uint64_t, kEagerSlots> eagerBarrier_{};
   // Calls so far (every rank of the group makes the same ones): consecutive calls
   // alternate between two operation slots, so a rank that runs ahead into the
   // next call never overwrites what a slower one still reads (an operation may
@@ -241,7 +246,7 @@ class Mesh {
   // at: a slot that old is free without reading the others' counters again
   // (each read is a cache miss on a line its owner writes at every call).
   std::uint64_t everyoneFinished_ = 0;
-  std::array<Posted, transport::shm::kPostSlots> posted_;
+  std::array<Posted, kPostSlots> posted_;
   Status postFailure_;
 };
 

@@ -11,15 +11,12 @@
 
 namespace cohort::collective {
 
-using transport::shm::ControlBlock;
-using transport::shm::OpSlot;
-
 Status Mesh::failPosted(Status s) {
   // The others learn at their next wait for this rank; a failure caused by a
   // peer they find themselves (naming it, not this rank).
   if (s.code() != ErrorCode::kRemoteError) leave();
   for (std::uint64_t c = completedPosts_ + 1; c <= posts_; ++c) {
-    const Posted& p = posted_[(c - 1) % transport::shm::kPostSlots];
+    const Posted& p = posted_[(c - 1) % kPostSlots];
     if (p.tag == 0 || !hook_) continue;
     Status reported = hook_(p.op, p.tag, p.deadline, s);
     if (c == completedPosts_ + 1) s = std::move(reported);  // the first names its call
@@ -39,7 +36,7 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
                   std::uint64_t* call, std::uint64_t tag, bool* closer) {
   std::lock_guard<std::mutex> lock(postMu_);
   if (!postFailure_.ok()) return postFailure_;
-  constexpr std::uint64_t kSlots = transport::shm::kPostSlots;
+  constexpr std::uint64_t kSlots = kPostSlots;
   // An input that an earlier call not completed yet writes (calls chained in
   // place): that call completes first.
   const auto* in = static_cast<const char*>(op.input);
@@ -51,10 +48,7 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
   const std::size_t i = (c - 1) % kSlots;
   if (c > kSlots && everyoneFinished_ < c - kSlots) {
     COHORT_RETURN_IF_ERROR(completeLocked(c - kSlots, true, aborted));
-    auto finished = [&](int j) {
-      return members_[static_cast<std::size_t>(j)]->block->finished.load(
-          std::memory_order_acquire);
-    };
+    auto finished = [&](int j) { return region(j).finished.load(std::memory_order_acquire); };
     auto done = [&](int j) { return finished(j) >= c - kSlots; };
     auto all = [&] {
       std::uint64_t fewest = ~std::uint64_t(0);
@@ -68,7 +62,7 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
       if (!s.ok()) return failPosted(std::move(s));
     }
   }
-  transport::shm::PostSlot& slot = members_[static_cast<std::size_t>(me_)]->block->post[i];
+  PostSlot& slot = region(me_).post[i];
   const bool ownPosted = op.input == nullptr || ownBlockPosted(op);
   if (op.input != nullptr) {
     // Everything, or everything but this rank's own block [skip, skip + b).
@@ -81,7 +75,7 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
   const auto fp = op.fingerprint();
   storeFingerprint(slot.fingerprint, fp);
   slot.call.store(c, std::memory_order_release);
-  members_[0]->block->sharedWake.notifyIfSleeping();  // members waiting for this input
+  region(0).sharedWake.notifyIfSleeping();  // members waiting for this input
   Posted& p = posted_[i];
   p.op.assign(op);
   p.fingerprint = fp;
@@ -113,7 +107,7 @@ Status Mesh::complete(std::uint64_t call, bool wait, const std::atomic<bool>& ab
 }
 
 Status Mesh::completeLocked(std::uint64_t call, bool wait, const std::atomic<bool>& aborted) {
-  constexpr std::uint64_t kSlots = transport::shm::kPostSlots;
+  constexpr std::uint64_t kSlots = kPostSlots;
   call = std::min(call, posts_);
   while (completedPosts_ < call) {
     if (!postFailure_.ok()) return postFailure_;
@@ -122,8 +116,7 @@ Status Mesh::completeLocked(std::uint64_t call, bool wait, const std::atomic<boo
     const OpDesc& op = posted_[i].op;
     // Nobody posts call c + kSlots before this rank completed c.
     auto posted = [&](int j) {
-      return members_[static_cast<std::size_t>(j)]->block->post[i].call.load(
-                 std::memory_order_acquire) == c;
+      return region(j).post[i].call.load(std::memory_order_acquire) == c;
     };
     auto all = [&] {
       for (int j = 0; j < n_; ++j) if (!posted(j)) return false;
@@ -137,23 +130,21 @@ Status Mesh::completeLocked(std::uint64_t call, bool wait, const std::atomic<boo
     }
     const auto& fp = posted_[i].fingerprint;
     for (int j = 0; j < n_ && s.ok(); ++j) {
-      const std::uint64_t* theirs =
-          members_[static_cast<std::size_t>(j)]->block->post[i].fingerprint;
+      const std::uint64_t* theirs = region(j).post[i].fingerprint;
       if (!std::equal(fp.begin(), fp.end(), theirs)) s = mismatch(j, fp, theirs, op, false);
     }
     if (!s.ok()) return failPosted(std::move(s));
     reducePosted(op, c);
     // Nobody reused a slot before this rank read it.
     for (int j = 0; kProtocolChecks && j < n_; ++j) {
-      COHORT_PROTOCOL_CHECK(posted(j),
-                            "rank {}'s post slot {} holds call {} while rank {} read call {} there",
-                            members_[static_cast<std::size_t>(j)]->rank, i,
-                            members_[static_cast<std::size_t>(j)]->block->post[i].call.load(),
-                            members_[static_cast<std::size_t>(me_)]->rank, c);
+      COHORT_PROTOCOL_CHECK(
+          posted(j), "rank {}'s post slot {} holds call {} while rank {} read call {} there",
+          members_[static_cast<std::size_t>(j)]->rank, i, region(j).post[i].call.load(),
+          members_[static_cast<std::size_t>(me_)]->rank, c);
     }
     completedPosts_ = c;
-    members_[static_cast<std::size_t>(me_)]->block->finished.store(c, std::memory_order_release);
-    members_[0]->block->sharedWake.notifyIfSleeping();  // members waiting for a free slot
+    region(me_).finished.store(c, std::memory_order_release);
+    region(0).sharedWake.notifyIfSleeping();  // members waiting for a free slot
     if (posted_[i].tag != 0 && hook_) {
       s = hook_(op, posted_[i].tag, posted_[i].deadline, Status::Ok());
       if (!s.ok()) return failPosted(std::move(s));
@@ -179,12 +170,12 @@ Status Mesh::crossedCall(const OpDesc& op, bool posted) const {
   };
   for (int j = 0; j < n_ && !differs; ++j) {
     if (j == me_) continue;
-    const ControlBlock* b = members_[static_cast<std::size_t>(j)]->block;
+    const MeshRegion& b = region(j);
     if (posted) {
-      for (const OpSlot& o : b->op) look(o.fingerprint);
-      for (const auto& e : b->eagerFingerprint) look(e);
+      for (const OpSlot& o : b.op) look(o.fingerprint);
+      for (const auto& e : b.eagerFingerprint) look(e);
     } else {
-      for (const auto& p : b->post) look(p.fingerprint);
+      for (const auto& p : b.post) look(p.fingerprint);
     }
     if (differs) {
       return makeError(ErrorCode::kMismatch,

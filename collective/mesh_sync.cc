@@ -4,10 +4,8 @@
 // settling of a call that did not wait for its barrier, and a leaver's drain.
 // The posted calls' ring is mesh_posted.cc.
 #include <fmt/format.h>
-#include <signal.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 
 #include "collective/datatype.h"
@@ -20,8 +18,6 @@
 
 namespace cohort::collective {
 
-using transport::shm::ControlBlock;
-using transport::shm::OpSlot;
 using transport::shm::SegmentRef;
 
 namespace {
@@ -31,17 +27,13 @@ constexpr std::uint64_t kLeft = ~std::uint64_t(0);
 }  // namespace
 
 void Mesh::leave(transport::shm::Departure why) {
-  ControlBlock* mine = members_[static_cast<std::size_t>(me_)]->block;
-  std::uint32_t none = 0;  // the first reason stays
-  mine->departure.compare_exchange_strong(none, static_cast<std::uint32_t>(why),
-                                          std::memory_order_relaxed);
-  mine->arrive.store(kLeft, std::memory_order_release);
+  members_[static_cast<std::size_t>(me_)]->markDeparted(why);
+  region(me_).arrive.store(kLeft, std::memory_order_release);
 }
 
 const char* Mesh::departureText(int j) const {
   using transport::shm::Departure;
-  switch (static_cast<Departure>(members_[static_cast<std::size_t>(j)]->block->departure.load(
-      std::memory_order_relaxed))) {
+  switch (members_[static_cast<std::size_t>(j)]->departure()) {
     case Departure::kAborted: return "aborted its communicator";
     case Departure::kDestroyed: return "destroyed its communicator";
     case Departure::kFailed: return "left the communicator after a failure";
@@ -50,10 +42,7 @@ const char* Mesh::departureText(int j) const {
 }
 
 // One store to this rank's own line per call: nobody reads it but a member's drain().
-void Mesh::depart() {
-  members_[static_cast<std::size_t>(me_)]->block->depart.store(barriers_,
-                                                               std::memory_order_release);
-}
+void Mesh::depart() { region(me_).depart.store(barriers_, std::memory_order_release); }
 
 // The destroying rank waits, rather than keeping its data alive past its communicator:
 // the data are in this rank's device memory and control block, which the runtime and
@@ -69,10 +58,10 @@ Status Mesh::drain(Deadline deadline, const std::atomic<bool>& aborted) {
   const std::uint64_t barriers = barriers_, posts = posts_;
   auto owes = [&](int j) {  // member j may still read something of this rank's
     if (j == me_) return false;
-    const ControlBlock* b = members_[static_cast<std::size_t>(j)]->block;
-    if (b->arrive.load(std::memory_order_acquire) == kLeft) return false;
-    return b->depart.load(std::memory_order_acquire) < barriers ||
-           b->finished.load(std::memory_order_acquire) < posts;
+    const MeshRegion& b = region(j);
+    if (b.arrive.load(std::memory_order_acquire) == kLeft) return false;
+    return b.depart.load(std::memory_order_acquire) < barriers ||
+           b.finished.load(std::memory_order_acquire) < posts;
   };
   auto ready = [&] {
     for (int j = 0; j < n_; ++j) {
@@ -80,17 +69,17 @@ Status Mesh::drain(Deadline deadline, const std::atomic<bool>& aborted) {
     }
     return true;
   };
-  ControlBlock* lead = members_[0]->block;
+  MeshRegion& lead = region(0);
   const auto logAt = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   bool logged = false;
   while (!ready()) {
     Deadline slice = Deadline::after(std::chrono::milliseconds(10));
     if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
-    if (lead->sharedWake.waitUntil(ready, slice, waitPolicy_)) break;
+    if (lead.sharedWake.waitUntil(ready, slice, waitPolicy_)) break;
     std::string late;
     for (int j = 0; j < n_; ++j) {
       const auto* m = members_[static_cast<std::size_t>(j)];
-      if (owes(j) && !(kill(m->pid, 0) != 0 && errno == ESRCH)) {
+      if (owes(j) && !m->processGone()) {
         late += fmt::format("{}{}", late.empty() ? "" : ", ", m->rank);
       }
     }
@@ -121,7 +110,7 @@ Status Mesh::drain(Deadline deadline, const std::atomic<bool>& aborted) {
 // The comparison comes first: the text is made only for a difference.
 Status Mesh::sameCall(int j, std::size_t slot, const std::array<std::uint64_t, 4>& fp,
                       const OpDesc& op, bool owed) const {
-  const OpSlot& theirs = members_[static_cast<std::size_t>(j)]->block->op[slot];
+  const OpSlot& theirs = region(j).op[slot];
   if (std::equal(fp.begin(), fp.end(), theirs.fingerprint)) return Status::Ok();
   return mismatch(j, fp, theirs.fingerprint, op, owed);
 }
@@ -138,9 +127,7 @@ Status Mesh::mismatch(int j, const std::array<std::uint64_t, 4>& fp, const std::
   // itself elsewhere (an eager broadcast, in the next ring slot's place) or it
   // made none yet.
   if ((tfp[0] >> 8) < (fp[0] >> 8)) {
-    const std::uint64_t* eager =
-        members_[static_cast<std::size_t>(j)]
-            ->block->eagerFingerprint[eagerCalls_ % transport::shm::kEagerSlots];
+    const std::uint64_t* eager = region(j).eagerFingerprint[eagerCalls_ % kEagerSlots];
     if ((eager[0] >> 8) == (fp[0] >> 8)) std::copy(eager, eager + 4, tfp.begin());
   }
   const std::string diff = (tfp[0] >> 8) < (fp[0] >> 8)
@@ -159,20 +146,20 @@ Status Mesh::sameCalls(std::size_t slot, const std::array<std::uint64_t, 4>& fp,
 
 Status Mesh::waitForAll(const OpDesc& op, const char* phase, std::uint64_t target,
                         Deadline deadline, const std::atomic<bool>& aborted) {
-  ControlBlock* lead = members_[0]->block;
+  MeshRegion& lead = region(0);
   return waitFor(op, phase, deadline, aborted,
-                 [&] { return lead->shared.load(std::memory_order_acquire) >= target; });
+                 [&] { return lead.shared.load(std::memory_order_acquire) >= target; });
 }
 
 std::uint64_t Mesh::arrive() {
   ++barriers_;
   const std::uint64_t target = barriers_ * static_cast<std::uint64_t>(n_);
-  ControlBlock* lead = members_[0]->block;
-  members_[static_cast<std::size_t>(me_)]->block->arrive.store(barriers_, std::memory_order_release);
+  MeshRegion& lead = region(0);
+  region(me_).arrive.store(barriers_, std::memory_order_release);
   // The last to arrive wakes the sleepers, if any: an unconditional notify is
   // one more shared line written by some rank on every barrier.
-  if (lead->shared.fetch_add(1, std::memory_order_seq_cst) + 1 == target) {
-    lead->sharedWake.notifyIfSleeping();
+  if (lead.shared.fetch_add(1, std::memory_order_seq_cst) + 1 == target) {
+    lead.sharedWake.notifyIfSleeping();
   }
   return target;
 }
@@ -202,10 +189,11 @@ Status Mesh::settle(const OpDesc& op, Deadline deadline, const std::atomic<bool>
 Status Mesh::waitForRoot(const OpDesc& op, std::uint64_t arrival, Deadline deadline,
                          const std::atomic<bool>& aborted) {
   const auto* from = members_[static_cast<std::size_t>(op.root)];
+  const std::atomic<std::uint64_t>& rootArrived = region(op.root).arrive;
   COHORT_RETURN_IF_ERROR(waitFor(op, "the root's arrival", deadline, aborted, [&] {
-    return from->block->arrive.load(std::memory_order_acquire) >= arrival;
+    return rootArrived.load(std::memory_order_acquire) >= arrival;
   }));
-  if (from->block->arrive.load(std::memory_order_acquire) != kLeft) return Status::Ok();
+  if (rootArrived.load(std::memory_order_acquire) != kLeft) return Status::Ok();
   COHORT_RETURN_IF_ERROR(crossedCall(op, false));  // it left having posted this call instead
   std::string late;
   COHORT_RETURN_IF_ERROR(checkPeers(op, "the root's arrival", &late));
@@ -224,22 +212,21 @@ Status Mesh::waitForRoot(const OpDesc& op, std::uint64_t arrival, Deadline deadl
 Status Mesh::eagerBroadcast(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
   if (!owedEager_) COHORT_RETURN_IF_ERROR(settle(op, deadline, aborted));
   const std::size_t b = op.count * dataTypeSize(op.type);
-  const std::size_t i = eagerCalls_++ % transport::shm::kEagerSlots;
-  ControlBlock* lead = members_[0]->block;
-  transport::shm::EagerSlot& ring = lead->eager[i];
+  const std::size_t i = eagerCalls_++ % kEagerSlots;
+  MeshRegion& lead = region(0);
+  EagerSlot& ring = lead.eager[i];
   // Not announced in this rank's operation slot: a root running ahead would
   // overwrite the slot of a call that a slower rank still checks. A rank that
   // made another call finds that slot stale, and this call by ring slot.
   const auto fp = op.fingerprint();
-  storeFingerprint(members_[static_cast<std::size_t>(me_)]->block->eagerFingerprint[i], fp);
+  storeFingerprint(region(me_).eagerFingerprint[i], fp);
   if (me_ == op.root) {
     // Everyone arrived somewhere past the call that last wrote the slot: read.
     const std::uint64_t last = eagerBarrier_[i];
     // (A rank that left is never ready: the wait's liveness check names it.)
     COHORT_RETURN_IF_ERROR(waitFor(op, "a free broadcast slot", deadline, aborted, [&] {
       for (int j = 0; j < n_; ++j) {
-        const std::uint64_t at =
-            members_[static_cast<std::size_t>(j)]->block->arrive.load(std::memory_order_acquire);
+        const std::uint64_t at = region(j).arrive.load(std::memory_order_acquire);
         if (j != me_ && (at <= last || at == kLeft)) return false;
       }
       return true;
@@ -252,7 +239,7 @@ Status Mesh::eagerBroadcast(const OpDesc& op, Deadline deadline, const std::atom
   owedEager_ = true;
   eagerBarrier_[i] = barriers_;
   // Readers wait for the root's arrival, a root for its readers'.
-  lead->sharedWake.notifyIfSleeping();
+  lead.sharedWake.notifyIfSleeping();
   if (me_ == op.root) return Status::Ok();
   COHORT_RETURN_IF_ERROR(waitForRoot(op, barriers_, deadline, aborted));
   if (ring.barrier != barriers_ || !std::equal(fp.begin(), fp.end(), ring.fingerprint)) {
@@ -285,7 +272,7 @@ Status Mesh::pulledBroadcast(const OpDesc& op, Deadline deadline,
   const void* in = isRoot ? op.output : nullptr;
   void* unused = nullptr;
   if (isRoot) COHORT_RETURN_IF_ERROR(hostFallback(op, b, 0, &in, &unused));
-  OpSlot& mine = members_[static_cast<std::size_t>(me_)]->block->op[slot];
+  OpSlot& mine = region(me_).op[slot];
   // Only the root's buffer is read (b > 0: the root's `in` is set).
   if (in != nullptr) COHORT_RETURN_IF_ERROR(shm_->refOf(in, &mine.input));
   const auto fp = announce(op);
@@ -293,7 +280,7 @@ Status Mesh::pulledBroadcast(const OpDesc& op, Deadline deadline,
   const std::uint64_t arrival = barriers_ + 1;
   arrive();
   if (isRoot) {
-    members_[0]->block->sharedWake.notifyIfSleeping();  // non-roots wait for this arrival
+    region(0).sharedWake.notifyIfSleeping();  // non-roots wait for this arrival
     // The root's own copy is "done" at once.
     COHORT_RETURN_IF_ERROR(waitForAll(op, "completion", arrive(), deadline, aborted));
     return sameCalls(slot, fp, op);
@@ -301,7 +288,7 @@ Status Mesh::pulledBroadcast(const OpDesc& op, Deadline deadline,
   COHORT_RETURN_IF_ERROR(waitForRoot(op, arrival, deadline, aborted));
   const auto* from = members_[root];
   Status st = sameCall(op.root, slot, fp, op);
-  if (st.ok() && b > 0) std::memcpy(op.output, from->translate(from->block->op[slot].input), b);
+  if (st.ok() && b > 0) std::memcpy(op.output, from->translate(region(op.root).op[slot].input), b);
   // The root waits for this arrival (also after a mismatch, which it then finds).
   owedTarget_ = arrive();
   owedSlot_ = slot;
@@ -319,7 +306,7 @@ Status Mesh::checkPeers(const OpDesc& op, const char* phase, std::string* late,
   std::string dead;
   for (int j = 0; j < n_; ++j) {
     const auto* m = members_[static_cast<std::size_t>(j)];
-    if (j != me_ && kill(m->pid, 0) != 0 && errno == ESRCH) {
+    if (j != me_ && m->processGone()) {
       dead += fmt::format("{}remote rank {} died (process {} is gone)", dead.empty() ? "" : ", ",
                           m->rank, m->pid);
     }
@@ -330,7 +317,7 @@ Status Mesh::checkPeers(const OpDesc& op, const char* phase, std::string* late,
   for (int j = 0; j < n_; ++j) {
     const auto* m = members_[static_cast<std::size_t>(j)];
     if (j == me_) continue;
-    const std::uint64_t arrived = m->block->arrive.load(std::memory_order_acquire);
+    const std::uint64_t arrived = region(j).arrive.load(std::memory_order_acquire);
     if (arrived == kLeft) {
       return makeError(ErrorCode::kRemoteError, "remote rank {} (process {}) {} during {} ({})",
                        m->rank, m->pid, departureText(j), op.describe(), phase);

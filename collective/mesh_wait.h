@@ -23,7 +23,7 @@ template <typename Ready>
 Status Mesh::waitFor(const OpDesc& op, const char* phase, Deadline deadline,
                      const std::atomic<bool>& aborted, Ready&& ready, bool posted,
                      const std::function<bool(int)>& behind) {
-  transport::shm::ControlBlock* lead = members_[0]->block;
+  MeshRegion& lead = region(0);
   // A peer on another processor is usually a few hundred nanoseconds away: look
   // for it before reading any clock (the waits below take two readings).
   for (int i = 0; i < tuning_.meshQuickLooks && !ready(); ++i) _mm_pause();
@@ -31,7 +31,7 @@ Status Mesh::waitFor(const OpDesc& op, const char* phase, Deadline deadline,
   for (;;) {
     Deadline slice = Deadline::after(kLivenessEvery);
     if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
-    if (lead->sharedWake.waitUntil(ready, slice, waitPolicy_)) return Status::Ok();
+    if (lead.sharedWake.waitUntil(ready, slice, waitPolicy_)) return Status::Ok();
     if (aborted.load()) {
       leave(transport::shm::Departure::kAborted);  // peers waiting for it fail, not hang
       return makeError(ErrorCode::kAborted, "{} aborted on this rank ({})", op.describe(), phase);

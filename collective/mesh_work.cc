@@ -183,12 +183,12 @@ void Mesh::reduceBlock(const OpDesc& op, const Views& v, std::size_t offset, std
 void Mesh::reducePosted(const OpDesc& op, std::uint64_t call) {
   const std::size_t e = dataTypeSize(op.type);
   const std::size_t b = op.count * e;
-  const std::size_t i = (call - 1) % transport::shm::kPostSlots;
+  const std::size_t i = (call - 1) % kPostSlots;
   const auto me = static_cast<std::size_t>(me_);
   std::vector<const char*>& staged = views_->staged;
   staged.resize(static_cast<std::size_t>(n_));
   for (std::size_t j = 0; j < staged.size(); ++j) {
-    staged[j] = reinterpret_cast<const char*>(members_[j]->block->post[i].data);
+    staged[j] = reinterpret_cast<const char*>(region(static_cast<int>(j)).post[i].data);
   }
   // Offsets in staged[me] are the input's (only its own block is read there).
   if (!posted_[i].ownBlockPosted) staged[me] = static_cast<const char*>(op.input);

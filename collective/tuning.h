@@ -2,7 +2,7 @@
 // choice, a launch mode, a pipeline or the mesh's blocking reads. Built once per
 // communicator from the node's shape (Tuning::forNode); collective/TUNING.md keeps
 // the measurements behind each value. The kernels' own sizes are kernels/tuning.h,
-// the shared-memory slots' transport/shm/control_block.h (part of the protocol).
+// the mesh's shared slots collective/mesh_layout.h (part of the protocol).
 #pragma once
 
 #include <cstddef>

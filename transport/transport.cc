@@ -57,13 +57,15 @@ bool findBlob(const Bytes& packed, const std::string& name, Bytes* blob) {
 
 }  // namespace
 
-Status makeTransports(const TransportContext& context,
-                      std::vector<std::unique_ptr<Transport>>* out) {
+Status makeTransports(const TransportContext& context, Transports* made) {
   const std::string& forced = Config::global().transport;
-  out->clear();
+  made->all.clear();
+  made->shm = nullptr;
+  std::vector<std::unique_ptr<Transport>>* out = &made->all;
   if (forced == "auto" || forced == "shm") {
     std::unique_ptr<shm::ShmTransport> shm;
     COHORT_RETURN_IF_ERROR(shm::ShmTransport::create(context, &shm));
+    made->shm = shm.get();
     out->push_back(std::move(shm));
   }
 #ifdef COHORT_HAVE_RDMA
@@ -92,10 +94,10 @@ Status makeTransports(const TransportContext& context,
 Status connectPeers(const TransportContext& context, Bootstrap& bootstrap,
                     const std::vector<PeerInfo>& everyone, const std::vector<int>& peers,
                     std::vector<std::unique_ptr<Connection>>* out, LinkReport* report,
-                    std::vector<std::unique_ptr<Transport>>* transports) {
+                    Transports* transports) {
   COHORT_RETURN_IF_ERROR(makeTransports(context, transports));
   std::vector<std::pair<std::string, Bytes>> mine;
-  for (auto& t : *transports) {
+  for (auto& t : transports->all) {
     Bytes blob;
     Status s = t->setup(&blob);
     if (!s.ok()) {
@@ -114,7 +116,7 @@ Status connectPeers(const TransportContext& context, Bootstrap& bootstrap,
     if (p == context.rank) continue;
     const PeerInfo& peer = everyone[static_cast<std::size_t>(p)];
     std::string reasons;
-    for (auto& t : *transports) {
+    for (auto& t : transports->all) {
       Bytes blob;
       std::string why = t->rejectReason(peer);
       if (why.empty() && !findBlob(all[static_cast<std::size_t>(p)], t->name(), &blob)) {

@@ -24,6 +24,9 @@ struct TransportContext {
   PeerInfo self;
   JobToken token;
   Deadline connectDeadline = Deadline::never();
+  /// The bytes of shared region each rank's shared-memory transport maps for its
+  /// local peers (the same on every rank; the collective layer lays them out).
+  std::size_t shmRegionBytes = 0;
 };
 
 /// One instance per communicator rank. Not thread-safe.
@@ -41,10 +44,21 @@ class Transport {
                          std::unique_ptr<Connection>* out) = 0;
 };
 
+namespace shm {
+class ShmTransport;
+}
+
+/// A rank's transports in priority order, and among them the shared-memory one,
+/// which also maps its local peers' memory for direct algorithms (null when
+/// COHORT_TRANSPORT leaves it out). Owns them; not thread-safe.
+struct Transports {
+  std::vector<std::unique_ptr<Transport>> all;
+  shm::ShmTransport* shm = nullptr;
+};
+
 /// Builds the transports available here, in priority order (shm, rdma, tcp),
 /// honouring COHORT_TRANSPORT. The per-kind factories live in their subfolders.
-Status makeTransports(const TransportContext& context,
-                      std::vector<std::unique_ptr<Transport>>* out);
+Status makeTransports(const TransportContext& context, Transports* out);
 
 /// Connects this rank to every rank in `peers` (every rank calls it, each with
 /// its own list; the lists must be symmetric), choosing the transport per pair;
@@ -55,7 +69,7 @@ Status makeTransports(const TransportContext& context,
 Status connectPeers(const TransportContext& context, Bootstrap& bootstrap,
                     const std::vector<PeerInfo>& everyone, const std::vector<int>& peers,
                     std::vector<std::unique_ptr<Connection>>* out, LinkReport* report,
-                    std::vector<std::unique_ptr<Transport>>* transports);
+                    Transports* transports);
 
 /// The link check over already connected peers (sorted ranks; pairs probe in that
 /// order on every rank, so the ping-pongs never wait on each other in a cycle).

@@ -17,7 +17,8 @@ target_link_libraries(conformance_peer PRIVATE cohort_transport)
 
 cohort_add_test(transport_conformance_test
   SOURCES ${conformance_dir}/conformance_test.cc ${conformance_dir}/conformance_death_test.cc
-          ${conformance_dir}/shm_protocol_check_test.cc ${conformance_dir}/conformance_util.cc
+          ${conformance_dir}/shm_protocol_check_test.cc ${conformance_dir}/shm_region_test.cc
+          ${conformance_dir}/conformance_util.cc
   LIBS cohort_transport LABELS tsan
   DEFS ${conformance_defs} COHORT_CONFORMANCE_PEER="$<TARGET_FILE:conformance_peer>"
   ENV "COHORT_IF_IP=127.0.0.1;COHORT_CONNECT_TIMEOUT=10;COHORT_DEVICE_COUNT=2;COHORT_DEVICE_MEMORY=1G")

@@ -77,7 +77,7 @@ End::~End() {
 }
 
 Status connectEnd(const std::string& kind, std::shared_ptr<Store> store, int rank, int device,
-                  End* out, long timeoutMs) {
+                  End* out, long timeoutMs, std::size_t shmRegionBytes) {
   const Deadline deadline = Deadline::afterMs(timeoutMs);
   if (device >= 0) {  // the shm transport maps the device's memory: it must be up
     COHORT_RETURN_IF_ERROR(runtime::setDevice(device));
@@ -90,6 +90,7 @@ Status connectEnd(const std::string& kind, std::shared_ptr<Store> store, int ran
   ctx.self = selfInfo(rank, device);
   ctx.token = JobToken::fromText("transport-conformance");
   ctx.connectDeadline = deadline;
+  ctx.shmRegionBytes = shmRegionBytes;
   std::vector<Bytes> infos, blobs;
   COHORT_RETURN_IF_ERROR(bootstrap.allgather(ctx.self.encode(), &infos, deadline));
   PeerInfo peer;

@@ -29,9 +29,10 @@ struct End {
 
 /// Rank `rank` (0 or 1) of a pair: its PeerInfo (this node's host id, device
 /// `device`, 127.0.0.1) and its transport's blob go through a Bootstrap on
-/// `store`, then it connects to the other rank with a transport of `kind`.
+/// `store`, then it connects to the other rank with a transport of `kind`
+/// (with `shmRegionBytes` of shared region: TransportContext::shmRegionBytes).
 Status connectEnd(const std::string& kind, std::shared_ptr<Store> store, int rank, int device,
-                  End* out, long timeoutMs = 10000);
+                  End* out, long timeoutMs = 10000, std::size_t shmRegionBytes = 0);
 
 /// Drives one connection until idle (waitIdle).
 Status drain(Connection& c, long timeoutMs = 20000, const std::string& what = "conformance");

@@ -31,7 +31,7 @@ void receiveFromAnOverrunRing() {
     std::_Exit(3);
   }
   auto* shm = static_cast<shm::ShmTransport*>(ends[0].transport.get());
-  shm::MessageRing& ring = shm->block()->inbound[shm->peer(1)->localIndex];
+  shm::MessageRing& ring = shm->self().block->inbound[shm->peer(1)->localIndex];
   ring.posted.store(shm::kRingEntries + 5, std::memory_order_release);
   Buffer buffer(-1, 64);
   (void)ends[0].conn->postRecv(buffer.data(), buffer.size());

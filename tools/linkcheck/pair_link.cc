@@ -88,10 +88,10 @@ PairLink::PairLink(const transport::TransportContext& context, const transport::
 PairLink::~PairLink() { close(); }
 
 Bytes PairLink::setup() {
-  std::vector<std::unique_ptr<transport::Transport>> all;
-  Status s = transport::makeTransports(context_, &all);
+  transport::Transports made;
+  Status s = transport::makeTransports(context_, &made);
   Bytes out{kSetupOk};
-  for (auto& t : all) {
+  for (auto& t : made.all) {
     if (!s.ok()) break;
     const std::string why = t->rejectReason(peer_);
     if (!why.empty()) {

@@ -1,9 +1,7 @@
 #include "transport/shm/shm_connection.h"
 
 #include <fmt/format.h>
-#include <signal.h>
 
-#include <cerrno>
 #include <cstring>
 
 #include "cohort/runtime.h"
@@ -20,7 +18,7 @@ ShmConnection::ShmConnection(ShmTransport* transport, const ShmPeer& peer)
     : transport_(transport),
       peer_(peer),
       out_(&peer.block->inbound[transport->self().localIndex]),
-      in_(&transport->block()->inbound[peer.localIndex]) {}
+      in_(&transport->self().block->inbound[peer.localIndex]) {}
 
 ShmConnection::~ShmConnection() {
   // Tell the peer (a receive it waits for will never come).
@@ -106,7 +104,7 @@ Status ShmConnection::checkAlive() {
   const auto now = std::chrono::steady_clock::now();
   if (now - lastAliveCheck_ < kAliveCheckEvery) return Status::Ok();
   lastAliveCheck_ = now;
-  if (kill(peer_.pid, 0) != 0 && errno == ESRCH) {
+  if (peer_.processGone()) {
     return fail(makeError(ErrorCode::kRemoteError, "remote rank {} died (process {} is gone)",
                           peer_.rank, peer_.pid));
   }
@@ -181,7 +179,7 @@ Status ShmConnection::progress() {
 
 WaitHint ShmConnection::waitHint() {
   WaitHint h;
-  h.word = &transport_->block()->wake;
+  h.word = &transport_->self().block->wake;
   h.snapshot = h.word->snapshot();
   return h;
 }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <new>
 
@@ -20,7 +21,7 @@ struct Blob {
   std::int32_t pid;
   std::int32_t rank;
   std::int32_t device;
-  std::int32_t pad;
+  std::uint32_t regionBytes;
   runtime::MemHandle block;
   runtime::MemHandle deviceSegment;
   runtime::MemHandle hostSegment;
@@ -39,15 +40,23 @@ Status importHandle(const runtime::MemHandle& h, std::vector<void*>* imports, vo
 Status ShmTransport::create(const TransportContext& context, std::unique_ptr<ShmTransport>* out) {
   std::unique_ptr<ShmTransport> t(new ShmTransport(context));
   void* mem = nullptr;
-  COHORT_RETURN_IF_ERROR(runtime::sharedAlloc(sizeof(ControlBlock), &mem, &t->blockHandle_));
+  if (context.shmRegionBytes > UINT32_MAX) {
+    return makeError(ErrorCode::kInvalidArgument, "shm: a shared region of {} bytes is too large",
+                     context.shmRegionBytes);
+  }
+  // The memory comes zero-filled: the region's layout starts as all zeros.
+  COHORT_RETURN_IF_ERROR(
+      runtime::sharedAlloc(kRegionOffset + context.shmRegionBytes, &mem, &t->blockHandle_));
   t->block_ = new (mem) ControlBlock();
   t->block_->magic = kBlockMagic;
+  t->block_->regionBytes = static_cast<std::uint32_t>(context.shmRegionBytes);
   t->block_->pid = static_cast<std::int32_t>(getpid());
   t->block_->rank = context.rank;
   t->self_.rank = context.rank;
   t->self_.localIndex = context.self.localIndex;
   t->self_.pid = t->block_->pid;
   t->self_.block = t->block_;
+  t->self_.region = static_cast<char*>(mem) + kRegionOffset;
   runtime::MemHandle ignored;
   void* base = nullptr;
   COHORT_RETURN_IF_ERROR(runtime::memExportSegment(-1, &ignored, &base));
@@ -84,6 +93,7 @@ Status ShmTransport::setup(Bytes* out) {
   b.pid = self_.pid;
   b.rank = context_.rank;
   b.device = context_.self.device;
+  b.regionBytes = block_->regionBytes;
   b.block = blockHandle_;
   COHORT_RETURN_IF_ERROR(runtime::memExportSegment(-1, &b.hostSegment));
   if (b.device >= 0) COHORT_RETURN_IF_ERROR(runtime::memExportSegment(b.device, &b.deviceSegment));
@@ -101,6 +111,11 @@ Status ShmTransport::mapPeer(const PeerInfo& info, const Bytes& bytes, ShmPeer* 
   }
   Blob b;
   std::memcpy(&b, bytes.data(), sizeof(b));
+  if (b.regionBytes != block_->regionBytes) {
+    return makeError(ErrorCode::kConnectionError,
+                     "shm: rank {} maps a shared region of {} bytes, this rank {} (another build?)",
+                     info.rank, b.regionBytes, block_->regionBytes);
+  }
   peer->rank = info.rank;
   peer->localIndex = info.localIndex;
   peer->pid = b.pid;
@@ -114,6 +129,7 @@ Status ShmTransport::mapPeer(const PeerInfo& info, const Bytes& bytes, ShmPeer* 
     COHORT_RETURN_IF_ERROR(importHandle(b.block, &imports_, &p));
   }
   peer->block = static_cast<ControlBlock*>(p);
+  peer->region = static_cast<char*>(p) + kRegionOffset;
   if (b.pid == self_.pid) {  // same process: the segments' addresses are valid as they are
     peer->deviceBase = reinterpret_cast<char*>(b.rawDeviceBase);
     peer->hostBase = reinterpret_cast<char*>(b.rawHostBase);

@@ -2,9 +2,15 @@
 // one node). Each rank publishes a ControlBlock and its device and pinned-host
 // segments; peers map them once, so any buffer in a segment is reachable by
 // (segment, offset) and a message costs one copy. Waits spin, yield, then sleep
-// on the block's futex word.
+// on the block's futex word. Beside messages it offers a layer above the
+// primitives of direct algorithms: every local peer's segments and shared region
+// mapped here, and its liveness (departure); synchronisation over them is
+// common/wait.h's WaitWord and atomics in the region.
 #pragma once
 
+#include <signal.h>
+
+#include <cerrno>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,11 +28,24 @@ struct ShmPeer {
   int localIndex = -1;
   std::int32_t pid = 0;
   ControlBlock* block = nullptr;
+  void* region = nullptr;      // its shared region (TransportContext::shmRegionBytes)
   char* deviceBase = nullptr;  // the peer's device segment, mapped here
   char* hostBase = nullptr;    // the peer's pinned-host segment, mapped here
   /// A pointer, in this process, to the peer's buffer at `ref`.
   void* translate(const SegmentRef& ref) const {
     return (ref.device < 0 ? hostBase : deviceBase) + ref.offset;
+  }
+  // Liveness, the one check every user of the peer makes: whether its process
+  // is gone (its memory stays mapped here), and why it left its group, if it did.
+  bool processGone() const { return kill(pid, 0) != 0 && errno == ESRCH; }
+  Departure departure() const {
+    return static_cast<Departure>(block->departure.load(std::memory_order_relaxed));
+  }
+  /// Says (for this rank's own mapping) why it leaves; the first reason stays.
+  void markDeparted(Departure why) const {
+    std::uint32_t none = 0;
+    block->departure.compare_exchange_strong(none, static_cast<std::uint32_t>(why),
+                                             std::memory_order_relaxed);
   }
 };
 
@@ -42,8 +61,7 @@ class ShmTransport : public Transport {
   Status connect(const PeerInfo& peer, const Bytes& peerBlob,
                  std::unique_ptr<Connection>* out) override;
 
-  /// For direct (mesh) collectives.
-  ControlBlock* block() { return block_; }
+  /// For direct collectives: a local peer (this rank too) as mapped here.
   const ShmPeer* peer(int rank) const;
   const ShmPeer& self() const { return self_; }
   /// Where one of this rank's buffers lies; kInvalidPointer outside segments.
