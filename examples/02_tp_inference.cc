@@ -72,6 +72,11 @@ void addOptions(CLI::App* app, tp::Options* o) {
                   "Largest relative logit error accepted against the single device (default: "
                   "1e-4 with fp32, 4e-3 with fp16, 3e-2 with bf16)")
       ->check(CLI::NonNegativeNumber);
+  app->add_option("--rounds", o->rounds,
+                  "Timed rounds of each tensor-parallel run, alternating; each row shows the "
+                  "median round")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   app->add_flag("--job", o->job, "Run as one rank of a job (cohortrun, mpirun) per process");
 }
 
@@ -81,9 +86,10 @@ void printSummary(const tp::Options& o, const tp::Summary& s, const std::string&
              o.tp, how, cohort::dataTypeName(o.commType));
   fmt::print(
       "model: {} layers, hidden {}, {} heads, ffn {}, vocab {}; batch {} in {} "
-      "micro-batches, prompt {}, {} new tokens\n\n",
+      "micro-batches, prompt {}, {} new tokens; tensor-parallel rows: the median of {} "
+      "alternating round(s)\n\n",
       m.layers, m.hidden, m.heads, m.ffn(), m.vocab, o.shape.batch, o.shape.microbatches,
-      o.shape.promptLen, o.tokens);
+      o.shape.promptLen, o.tokens, o.rounds);
   fmt::print("{:<26} {:>10} {:>10} {:>14} {:>10}\n", "run", "tokens/s", "ms/token", "comm ms/rank",
              "overlap");
   auto row = [&](const std::string& name, const tp::PhaseResult& r, bool comm) {

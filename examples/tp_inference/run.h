@@ -19,6 +19,10 @@ struct Options {
   /// The type the activations are allreduced in: kFloat32, kBFloat16 or kFloat16.
   cohort::DataType commType = cohort::DataType::kFloat32;
   double tolerance = 1e-4;  ///< logits: max relative error against the single device
+  /// Timed rounds of each tensor-parallel run, alternating (with, without; then the
+  /// other way round): each run's figures are its median round, as one round on a
+  /// busy machine swings more than overlap gains.
+  int rounds = 3;
 };
 
 /// The logits tolerance that fits a communication type (examples/README.md says why):
