@@ -1,14 +1,16 @@
 // Faults at the start of a job and mismatched calls, with real processes over shm
 // and over tcp: a rank with a wrong job token, a rank of another Cohort version,
 // a rank-table rank that never starts, mismatched allreduce counts, and a device
-// too small for the communicator's scratch memory. Every rank concerned fails
-// with the right code and names the rank at fault, within a bound.
+// too small for the communicator's scratch memory; the mismatched calls with every
+// launch mode. Every rank concerned fails with the right code and names the rank
+// at fault, within a bound.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <tuple>
 
 #include "cohort/version.h"
 #include "reliability/rank_processes.h"
@@ -27,6 +29,20 @@ constexpr int kOutOfMemory = 4, kTimeout = 9, kVersionMismatch = 13, kRemoteErro
 const char* kLinger = "FAULT_WORKER_LINGER_MS=1500";
 
 class StartFault : public ::testing::TestWithParam<std::string> {};
+// The mismatched calls: transport, and the launch mode forced (COHORT_LAUNCH: auto
+// posts the small calls, inline runs every call on the caller's thread, worker on
+// the communicator's stream).
+class MismatchFault : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
+ protected:
+  static JobSpec spec(const char* mode) {
+    JobSpec spec;
+    spec.ranks = 3;
+    spec.args = {mode};
+    spec.transport = std::get<0>(GetParam());
+    spec.env = {"COHORT_LAUNCH=" + std::get<1>(GetParam())};
+    return spec;
+  }
+};
 
 bool has(const std::string& text, const std::string& needle) {
   return text.find(needle) != std::string::npos;
@@ -129,13 +145,9 @@ TEST_P(StartFault, RankTableRankThatNeverStartsIsNamedWithItsAddress) {
 
 // Rank 2 passes a larger count: every rank fails with the parameter and both
 // values, and no rank's buffer (or the guard after it) is written.
-TEST_P(StartFault, MismatchedCountsFailEveryRankAndWriteNothing) {
-  JobSpec spec;
-  spec.ranks = 3;
-  spec.args = {"mismatch"};
-  spec.transport = GetParam();
+TEST_P(MismatchFault, MismatchedCountsFailEveryRankAndWriteNothing) {
   const auto started = Clock::now();
-  Job job(COHORT_FAULT_WORKER, spec);
+  Job job(COHORT_FAULT_WORKER, spec("mismatch"));
   for (int r = 0; r < 3; ++r) {
     EXPECT_EQ(job.wait(r, 20s), 7) << job.log(r);
     const std::string log = job.log(r), line = failureLine(log);
@@ -154,12 +166,8 @@ TEST_P(StartFault, MismatchedCountsFailEveryRankAndWriteNothing) {
 // with kMismatch; a rank that never exchanges arguments with it may fail with a
 // remote error whose explanation (a peer's note, or its report over the
 // connection) carries the difference.
-void expectEveryRankNamesTheDifference(const char* mode, const std::string& transport,
-                                       const std::string& one, const std::string& other) {
-  JobSpec spec;
-  spec.ranks = 3;
-  spec.args = {mode};
-  spec.transport = transport;
+void expectEveryRankNamesTheDifference(const JobSpec& spec, const std::string& one,
+                                       const std::string& other) {
   Job job(COHORT_FAULT_WORKER, spec);
   for (int r = 0; r < 3; ++r) {
     EXPECT_EQ(job.wait(r, 20s), 7) << job.log(r);
@@ -185,8 +193,8 @@ void expectEveryRankNamesTheDifference(const char* mode, const std::string& tran
 // that exchanges arguments with rank 2 names the count; a rank that does not
 // (recursive doubling over tcp pairs rank 2 with rank 1 only) fails with a
 // remote error whose explanation carries it.
-TEST_P(StartFault, SmallMismatchedCountsFailEveryRankWithTheCountAndWriteNothing) {
-  expectEveryRankNamesTheDifference("mismatch-small", GetParam(), "count: 164 vs 100",
+TEST_P(MismatchFault, SmallMismatchedCountsFailEveryRankWithTheCountAndWriteNothing) {
+  expectEveryRankNamesTheDifference(spec("mismatch-small"), "count: 164 vs 100",
                                     "count: 100 vs 164");
 }
 
@@ -195,8 +203,8 @@ TEST_P(StartFault, SmallMismatchedCountsFailEveryRankWithTheCountAndWriteNothing
 // buffers. The ranks that exchange arguments with rank 2 fail with the
 // difference; a rank that does not (recursive doubling over tcp pairs rank 2 with
 // rank 1 only) fails with a remote error whose explanation carries it.
-TEST_P(StartFault, MismatchedTypesOfTheSameSizeFailEveryRankAndWriteNothing) {
-  expectEveryRankNamesTheDifference("mismatch-type", GetParam(), "data type: int32 vs float",
+TEST_P(MismatchFault, MismatchedTypesOfTheSameSizeFailEveryRankAndWriteNothing) {
+  expectEveryRankNamesTheDifference(spec("mismatch-type"), "data type: int32 vs float",
                                     "data type: float vs int32");
 }
 
@@ -236,6 +244,12 @@ TEST_P(StartFault, TinyDeviceFailsWithOutOfMemoryAndPeersNameIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, StartFault, ::testing::Values("shm", "tcp"));
+INSTANTIATE_TEST_SUITE_P(TransportsAndLaunchModes, MismatchFault,
+                         ::testing::Combine(::testing::Values("shm", "tcp"),
+                                            ::testing::Values("auto", "inline", "worker")),
+                         [](const ::testing::TestParamInfo<MismatchFault::ParamType>& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                         });
 
 }  // namespace
 }  // namespace cohort::testing
