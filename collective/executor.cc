@@ -118,9 +118,8 @@ Status compareCheck(const ArgumentCheck& check, int rank, const OpDesc& op) {
   const int i = firstDifference(check);
   if (i < 0) return Status::Ok();
   const auto k = static_cast<std::size_t>(i);
-  return makeError(ErrorCode::kMismatch,
-                   "mismatched collective between rank {} and rank {}: {} (this rank: {})", rank,
-                   check.peers[k], fingerprintDiff(check.mine, check.theirs[k]), op.describe());
+  return mismatchError(rank, check.peers[k], fingerprintDiff(check.mine, check.theirs[k]),
+                       op.describe());
 }
 
 // compareCheck once the check's wait ended (`waited`): after a failed wait

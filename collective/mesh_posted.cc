@@ -178,11 +178,9 @@ Status Mesh::crossedCall(const OpDesc& op, bool posted) const {
       for (const auto& p : b.post) look(p.fingerprint);
     }
     if (differs) {
-      return makeError(ErrorCode::kMismatch,
-                       "mismatched collective between rank {} and rank {}: {} (this rank: {})",
-                       members_[static_cast<std::size_t>(me_)]->rank,
-                       members_[static_cast<std::size_t>(j)]->rank, fingerprintDiff(fp, found),
-                       op.describe());
+      return mismatchError(members_[static_cast<std::size_t>(me_)]->rank,
+                           members_[static_cast<std::size_t>(j)]->rank, fingerprintDiff(fp, found),
+                           op.describe());
     }
   }
   return Status::Ok();

@@ -133,9 +133,7 @@ Status Mesh::mismatch(int j, const std::array<std::uint64_t, 4>& fp, const std::
   const std::string diff = (tfp[0] >> 8) < (fp[0] >> 8)
                                ? fmt::format("rank {} has not made this call", them)
                                : fingerprintDiff(fp, tfp);
-  return makeError(ErrorCode::kMismatch,
-                   "mismatched collective between rank {} and rank {}: {} (this rank: {})",
-                   members_[static_cast<std::size_t>(me_)]->rank, them, diff, mine);
+  return mismatchError(members_[static_cast<std::size_t>(me_)]->rank, them, diff, mine);
 }
 
 Status Mesh::sameCalls(std::size_t slot, const std::array<std::uint64_t, 4>& fp, const OpDesc& op,

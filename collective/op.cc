@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/error.h"
+
 namespace cohort::collective {
 
 const char* collName(Coll c) {
@@ -111,6 +113,13 @@ std::string fingerprintDiff(const std::array<std::uint64_t, 4>& a,
                        static_cast<std::int64_t>(b[3]));
   }
   return "";
+}
+
+Status mismatchError(int rank, int peer, const std::string& difference,
+                     const std::string& thisCall) {
+  return makeError(ErrorCode::kMismatch,
+                   "mismatched collective between rank {} and rank {}: {} (this rank: {})", rank,
+                   peer, difference, thisCall);
 }
 
 }  // namespace cohort::collective

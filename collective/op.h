@@ -47,5 +47,10 @@ struct OpDesc {
 /// Explains the first difference between two fingerprints: "count: 1024 vs 2048".
 std::string fingerprintDiff(const std::array<std::uint64_t, 4>& mine,
                             const std::array<std::uint64_t, 4>& theirs);
+/// The one error of every argument check (the executor's exchange, the mesh's
+/// slots): kMismatch naming this rank and `peer`, the `difference` and this
+/// rank's call (OpDesc::describe()).
+Status mismatchError(int rank, int peer, const std::string& difference,
+                     const std::string& thisCall);
 
 }  // namespace cohort::collective
