@@ -6,6 +6,7 @@
 #   bench/compare.sh                         # NPS="2 4 8", REPEAT=3 (~15 min)
 #   NPS="2 4" REPEAT=3 bench/compare.sh
 #   bench/compare.sh --ratios RESULTS_DIR    # ratios again from an earlier run
+#   bench/compare.sh --against OLD_BUILD     # this build against another (below)
 #
 # Cohort runs through NEW_CMD once per transport in TRANSPORTS (default "shm tcp"):
 #   cohortrun -n {np} cohort-perf COLLS {sweep} -t T
@@ -218,6 +219,46 @@ PY
 if [ "${1:-}" = "--ratios" ]; then
   dir=${2:-"${RES:-${TMPDIR:-/tmp}/cohort-peers/results}"}
   ratios "$dir/all_rows.csv" "$dir" "$BASELINE"
+  exit 0
+fi
+
+# --against OLD_BUILD: this build against another build of Cohort (a checkout
+# of main before a change, built with cmake -B OLD_BUILD), no peers: every
+# round runs both builds' cohort-perf back to back for each transport:ranks
+# pair, the order swapped each round, then round_ratios.py's table of new /
+# old busbw per size and the cells below FLOOR.
+if [ "${1:-}" = "--against" ]; then
+  old=${2:?usage: compare.sh --against OLD_BUILD_DIR}
+  new=${COHORT_BUILD:-"$HERE/../build"}
+  CONFIGS=${CONFIGS:-"shm:2 shm:4 shm:8 tcp:2 tcp:4"}
+  COLLS=${COLLS:-"allreduce,allgather,reducescatter,broadcast,alltoall"}
+  SWEEP=${SWEEP:-"-b 8 -e 16M -f 4 -n 500 -w 20 -B 1G"}
+  OUT=${OUT:-$(mktemp -d /tmp/compare_builds.XXXXXX)}
+  mkdir -p "$OUT"
+  for dir in "$old" "$new"; do
+    for bin in tools/perf/cohort-perf tools/cohortrun/cohortrun; do
+      [ -x "$dir/$bin" ] || { echo "compare.sh: $dir/$bin is not built" >&2; exit 2; }
+    done
+  done
+  for round in $(seq 1 "${REPEAT:-3}"); do
+    order="old new"
+    [ $((round % 2)) = 0 ] && order="new old"
+    for config in $CONFIGS; do
+      transport=${config%%:*} ranks=${config##*:}
+      for which in $order; do
+        dir=$old
+        [ "$which" = new ] && dir=$new
+        base="$OUT/r${round}_${transport}_${ranks}_${which}"
+        echo "round $round: $transport x $ranks, $which ($dir)"
+        # shellcheck disable=SC2086  # SWEEP and EXTRA are lists of flags
+        "$dir/tools/cohortrun/cohortrun" -n "$ranks" "$dir/tools/perf/cohort-perf" "$COLLS" \
+          $SWEEP -c 0 -t "$transport" ${EXTRA:-} --json "$base.json" > "$base.log" 2>&1 ||
+          { echo "FAILED: see $base.log" >&2; exit 1; }
+      done
+    done
+  done
+  echo "results in $OUT"
+  /usr/bin/python3 "$HERE/round_ratios.py" "$OUT" old "${FLOOR:-0.95}" | tee "$OUT/ratios.txt"
   exit 0
 fi
 

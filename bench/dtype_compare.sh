@@ -24,7 +24,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
-summarize() { /usr/bin/python3 "$HERE/dtype_ratios.py" "$1" "${TYPES%% *}"; }
+summarize() { /usr/bin/python3 "$HERE/round_ratios.py" "$1" "${TYPES%% *}"; }
 TYPES=${TYPES:-"float bfloat16 half int8 int16"}
 if [ "${1:-}" = "--ratios" ]; then
   summarize "${2:?usage: dtype_compare.sh --ratios DIR}"
