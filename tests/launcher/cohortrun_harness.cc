@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -28,6 +28,26 @@ double nowS() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// A /proc file's bytes, or what was read before an error. Read with read(2): a
+// process that exits meanwhile makes the read fail with ESRCH, which an ifstream
+// turns into an exception.
+std::string readProcFile(const std::string& path) {
+  std::string out;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<std::size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
 std::vector<char*> pointers(std::vector<std::string>& strings) {
   std::vector<char*> out;
   for (auto& s : strings) out.push_back(s.data());
@@ -39,12 +59,8 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 bool isLiveJobProcess(pid_t pidNumber, const std::string& marker) {
   const std::string pid = std::to_string(pidNumber);
-  std::ifstream cmdline("/proc/" + pid + "/cmdline", std::ios::binary);
-  std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
-  if (args.find(marker) == std::string::npos) return false;
-  std::ifstream stat("/proc/" + pid + "/stat");
-  std::string line;
-  std::getline(stat, line);
+  if (readProcFile("/proc/" + pid + "/cmdline").find(marker) == std::string::npos) return false;
+  const std::string line = readProcFile("/proc/" + pid + "/stat");
   const std::size_t close = line.rfind(')');
   return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
 }
