@@ -87,8 +87,8 @@ int printPhases(const std::string& dir, const std::string& split) {
       "  work:     the rest of the collective\n"
       "  return:   the collective is done, the calling stream has not resumed\n",
       split.empty() ? "" : fmt::format(" (a part begins at each {} call)", split));
-  auto cell = [](double us, int n) {
-    return fmt::format("{:9.1f} {:>8}", us / 1e3, fmt::format("({:.1f})", n > 0 ? us / n : 0.0));
+  auto cell = [](double us, int n) {  // n > 0: parts without collectives are not printed
+    return fmt::format("{:9.1f} {:>8}", us / 1e3, fmt::format("({:.1f})", us / n));
   };
   for (const RankTrace& t : traces) {
     fmt::print("\n{}\n{:>4} {:>6} {:>18} {:>18} {:>18} {:>18}\n",

@@ -1,6 +1,6 @@
 // cohort-trace phases: where a rank's collectives spend their time, from the
-// spans COHORT_TRACE records. Stateless functions; not thread-safe only in the
-// sense that the json they read must not change meanwhile.
+// spans COHORT_TRACE records. Functions of the trace they are given, holding no
+// state; callable from any thread while that json is not being changed.
 #pragma once
 
 #include <nlohmann/json.hpp>
