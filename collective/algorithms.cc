@@ -62,10 +62,19 @@ const char* opName(Step::Op op) {
     case Step::Op::kRecvReduce: return "recvreduce";
     case Step::Op::kCopy: return "copy";
     case Step::Op::kReduce: return "reduce";
+    case Step::Op::kCombine: return "combine";
+    case Step::Op::kAverage: return "average";
+    case Step::Op::kSignal: return "signal";
+    case Step::Op::kWait: return "wait";
   }
   return "?";
 }
 const char* bufName(Buf b) { return b == Buf::kInput ? "in" : b == Buf::kOutput ? "out" : "tmp"; }
+// "out+64", or "m2.out+64" for member 2's buffer.
+std::string rangeName(const Range& r) {
+  return r.member >= 0 ? fmt::format("m{}.{}+{}", r.member, bufName(r.buf), r.offset)
+                       : fmt::format("{}+{}", bufName(r.buf), r.offset);
+}
 
 }  // namespace
 
@@ -73,9 +82,14 @@ std::string Schedule::toString() const {
   std::string out = algorithm + "\n";
   for (std::size_t r = 0; r < rounds.size(); ++r) {
     for (const Step& s : rounds[r]) {
+      if (s.op == Step::Op::kSignal || s.op == Step::Op::kWait) {
+        out += fmt::format("r{}: {} {}\n", r, opName(s.op), s.phase != nullptr ? s.phase : "");
+        continue;
+      }
       out += fmt::format("r{}: {} {}B", r, opName(s.op), s.bytes);
-      if (s.op != Step::Op::kRecv) out += fmt::format(" {}+{}", bufName(s.src.buf), s.src.offset);
-      if (s.op != Step::Op::kSend) out += fmt::format(" -> {}+{}", bufName(s.dst.buf), s.dst.offset);
+      if (s.op != Step::Op::kRecv && s.op != Step::Op::kAverage) out += " " + rangeName(s.src);
+      if (s.op == Step::Op::kCombine) out += ", " + rangeName(s.src2);
+      if (s.op != Step::Op::kSend) out += " -> " + rangeName(s.dst);
       if (s.peer >= 0) out += fmt::format(" peer {}", s.peer);
       out += "\n";
     }

@@ -43,33 +43,48 @@ bool Mesh::supports(Coll c) {
   }
 }
 
-Status Mesh::publish(const OpDesc& op, const void* in, const void* out, Deadline deadline,
-                     const std::atomic<bool>& aborted, Views* views) {
-  COHORT_RETURN_IF_ERROR(settle(op, deadline, aborted));
-  const std::size_t slot = slot_;
-  OpSlot& mine = region(me_).op[slot];
-  auto ref = [&](const void* p, SegmentRef* r) {
-    if (p == nullptr) {
-      *r = SegmentRef{kNoBuffer, 0, 0};
-      return Status::Ok();
+Status Mesh::signal(const OpDesc& op, const char* phase, bool first, const ExecBuffers& own,
+                    Deadline deadline, const std::atomic<bool>& aborted) {
+  if (first) {
+    COHORT_RETURN_IF_ERROR(settle(op, deadline, aborted));
+    OpSlot& mine = region(me_).op[slot_];
+    auto ref = [&](const void* p, SegmentRef* r) {
+      if (p == nullptr) {
+        *r = SegmentRef{kNoBuffer, 0, 0};
+        return Status::Ok();
+      }
+      return shm_->refOf(p, r);
+    };
+    // A barrier publishes no buffers (and leaves the slot's references alone).
+    published_ = own.input != nullptr || own.output != nullptr;
+    if (published_) {
+      COHORT_RETURN_IF_ERROR(ref(own.input, &mine.input));
+      COHORT_RETURN_IF_ERROR(ref(own.output, &mine.output));
     }
-    return shm_->refOf(p, r);
-  };
-  if (views != nullptr) {
-    COHORT_RETURN_IF_ERROR(ref(in, &mine.input));
-    COHORT_RETURN_IF_ERROR(ref(out, &mine.output));
+    fingerprint_ = announce(op);
   }
-  const auto fp = announce(op);
-  COHORT_RETURN_IF_ERROR(barrier(op, "arrival", deadline, aborted));
-  COHORT_RETURN_IF_ERROR(sameCalls(slot, fp, op));
-  if (views == nullptr) return Status::Ok();
-  views->in.assign(static_cast<std::size_t>(n_), nullptr);
-  views->out.assign(static_cast<std::size_t>(n_), nullptr);
+  target_ = arrive();
+  return Status::Ok();
+}
+
+Status Mesh::wait(const OpDesc& op, const char* phase, bool first, Deadline deadline,
+                  const std::atomic<bool>& aborted) {
+  {
+    trace::Span span("mesh", phase);
+    COHORT_RETURN_IF_ERROR(waitForAll(op, phase, target_, deadline, aborted));
+  }
+  if (!first) return Status::Ok();
+  COHORT_RETURN_IF_ERROR(sameCalls(slot_, fingerprint_, op));
+  if (!published_) return Status::Ok();
+  Views& v = *views_;
+  v.in.assign(static_cast<std::size_t>(n_), nullptr);
+  v.out.assign(static_cast<std::size_t>(n_), nullptr);
   for (int j = 0; j < n_; ++j) {
     const auto* m = members_[static_cast<std::size_t>(j)];
-    const OpSlot& theirs = region(j).op[slot];
-    if (theirs.input.device != kNoBuffer) views->in[static_cast<std::size_t>(j)] = static_cast<const char*>(m->translate(theirs.input));
-    if (theirs.output.device != kNoBuffer) views->out[static_cast<std::size_t>(j)] = static_cast<char*>(m->translate(theirs.output));
+    const OpSlot& theirs = region(j).op[slot_];
+    const auto k = static_cast<std::size_t>(j);
+    if (theirs.input.device != kNoBuffer) v.in[k] = static_cast<const char*>(m->translate(theirs.input));
+    if (theirs.output.device != kNoBuffer) v.out[k] = static_cast<char*>(m->translate(theirs.output));
   }
   return Status::Ok();
 }
@@ -101,19 +116,53 @@ Status Mesh::hostFallback(const OpDesc& op, std::size_t inB, std::size_t outB, c
   return Status::Ok();
 }
 
-Status Mesh::large(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
+const Schedule& Mesh::scheduleFor(const DirectShape& shape) {
+  if (!haveSchedule_ || !(shape == shape_)) {
+    schedule_ = directSchedule(me_, n_, shape, tuning_);
+    shape_ = shape;
+    haveSchedule_ = true;
+    if (scratchChunk_.size() < schedule_.scratchBytes) scratchChunk_.resize(schedule_.scratchBytes);
+  }
+  return schedule_;
+}
+
+// The reduction of a collective that reduces; any valid one for the others
+// (their schedules have no reducing steps).
+static const kernels::Reduction& reductionOf(const OpDesc& op) {
+  switch (op.coll) {
+    case Coll::kAllReduce: case Coll::kReduceScatter: case Coll::kReduce:
+      return kernels::reductionFor(op.type, op.op);
+    default:
+      return kernels::reductionFor(DataType::kFloat32, ReduceOp::kSum);
+  }
+}
+
+Status Mesh::direct(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {
   const std::size_t inB = op.inputBytes(n_), outB = op.outputBytes(n_);
   const void* in = op.input;
   void* out = op.output;
   if (op.coll == Coll::kBroadcast) in = out;  // one buffer
   COHORT_RETURN_IF_ERROR(hostFallback(op, inB, outB, &in, &out));
-  Views& v = *views_;
-  COHORT_RETURN_IF_ERROR(publish(op, in, out, deadline, aborted, &v));
-  {
-    trace::Span span("mesh", "work");
-    work(op, v);
+  DirectShape shape;
+  shape.coll = op.coll;
+  shape.count = op.count;
+  shape.elem = op.coll == Coll::kBarrier ? 1 : dataTypeSize(op.type);
+  shape.root = op.root;
+  shape.average = op.op == ReduceOp::kAvg;
+  const auto* i = static_cast<const char*>(in);
+  const auto* o = static_cast<const char*>(out);
+  const std::size_t b = op.count * shape.elem, me = static_cast<std::size_t>(me_);
+  switch (op.coll) {
+    case Coll::kAllReduce: shape.overInput = i == o; break;
+    case Coll::kReduceScatter: shape.overInput = i != nullptr && o == i + me * b; break;
+    case Coll::kAllGather: shape.overInput = o != nullptr && i == o + me * b; break;
+    default: break;
   }
-  COHORT_RETURN_IF_ERROR(barrier(op, "completion", deadline, aborted));
+  shape.streaming = streams(op);
+  const Schedule& sched = scheduleFor(shape);
+  const ExecBuffers buffers{i, const_cast<char*>(o), scratchChunk_.data(), this};
+  COHORT_RETURN_IF_ERROR(
+      executeShared(sched, buffers, reductionOf(op), op, n_, deadline, aborted));
   if (out != op.output && op.output != nullptr) std::memcpy(op.output, out, outB);
   return Status::Ok();
 }
@@ -128,28 +177,40 @@ Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
   const void* in = op.input;
   void* out = op.output;
   COHORT_RETURN_IF_ERROR(hostFallback(op, bytes, bytes, &in, &out));
-  Views& v = *views_;
-  COHORT_RETURN_IF_ERROR(publish(op, in, out, deadline, aborted, &v));
-  OpDesc local = op;
-  if (local.op == ReduceOp::kAvg) local.op = ReduceOp::kSum;  // divided by the world size below
+  DirectShape shape;
+  shape.count = op.count;
+  shape.elem = e;
+  shape.overInput = in == out;
+  shape.hierarchical = true;  // averages are sums here, divided by the world size below
+  const Schedule& sched = scheduleFor(shape);
+  const ExecBuffers buffers{static_cast<const char*>(in), static_cast<char*>(out),
+                            scratchChunk_.data(), this};
+  const auto& red = kernels::reductionFor(op.type, op.op);
+  // Rounds: 0 arrival, 1 this rank's block reduced over the node, 2 that block
+  // put to the others, 3 completion.
+  COHORT_RETURN_IF_ERROR(executeShared(sched, buffers, red, op, n_, deadline, aborted, 0, 2));
   const Block mine = blockOf(op.count, n_, me_);
-  char* slice = v.out[static_cast<std::size_t>(me_)] + mine.offset * e;
-  reduceBlock(local, v, mine.offset * e, mine.count * e, slice);
+  char* slice = static_cast<char*>(out) + mine.offset * e;
   Status s = inter(slice, mine.count);
-  if (s.ok()) {
-    if (op.op == ReduceOp::kAvg) kernels::finishAverage(slice, mine.count, op.type, worldSize);
-    for (std::size_t j = 0; j < v.out.size(); ++j) {
-      if (static_cast<int>(j) != me_) std::memcpy(v.out[j] + mine.offset * e, slice, mine.count * e);
-    }
-  }
+  if (s.ok() && op.op == ReduceOp::kAvg) kernels::finishAverage(slice, mine.count, op.type, worldSize);
+  if (s.ok()) s = executeShared(sched, buffers, red, op, n_, deadline, aborted, 2, 3);
   // Everyone passes the completion barrier, even after a failure, so that the
   // node's barrier counts stay aligned; the failure is returned afterwards.
-  Status done = barrier(op, "completion", deadline, aborted);
+  Status done = executeShared(sched, buffers, red, op, n_, deadline, aborted, 3);
   depart();
   if (!s.ok()) return s;
   COHORT_RETURN_IF_ERROR(done);
   if (out != op.output) std::memcpy(op.output, out, bytes);
   return Status::Ok();
+}
+
+// Non-temporal stores once the operation's buffers on all ranks together (the
+// bytes it touches) outgrow the last-level cache; below that, the outputs stay
+// in cache.
+bool Mesh::streams(const OpDesc& op) const {
+  // A broadcast has one buffer per rank.
+  const std::size_t in = op.coll == Coll::kBroadcast ? 0 : op.inputBytes(n_);
+  return (in + op.outputBytes(n_)) * static_cast<std::size_t>(n_) >= tuning_.meshStreamingBytes;
 }
 
 bool Mesh::posts(const OpDesc& op) const {
@@ -185,12 +246,11 @@ Status Mesh::runOnce(const OpDesc& op, Deadline deadline, const std::atomic<bool
   // Later calls see the posted ones' outputs (they may read them).
   COHORT_RETURN_IF_ERROR(complete(kAllPosted, true, aborted));
   slot_ = calls_++ % 2;
-  if (op.coll == Coll::kBarrier) return publish(op, nullptr, nullptr, deadline, aborted, nullptr);
   if (op.coll == Coll::kBroadcast && staged(op)) {
     return eagerBroadcast(op, deadline, aborted);
   }
   if (pulls(op)) return pulledBroadcast(op, deadline, aborted);
-  return large(op, deadline, aborted);
+  return direct(op, deadline, aborted);
 }
 
 // On a crowded node a barrier that everyone waits for costs more processor

@@ -1,6 +1,7 @@
 // Direct ("mesh") collectives among the ranks of one node: every rank maps every
 // other's buffers (shared-memory transport), so an operation is one pass over the
-// data between two node-wide barriers. Up to a few KiB, an allreduce,
+// data between two node-wide barriers: a schedule (collective/direct.h) that the
+// executor runs with the mesh as its SharedGroup. Up to a few KiB, an allreduce,
 // reduce-scatter, allgather or alltoall is posted instead: each rank copies its
 // input into the next slot of its own ring and goes on; the call completes
 // later (complete()), when every rank posted it, by reading every member's slot.
@@ -19,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "collective/direct.h"
+#include "collective/executor.h"
 #include "collective/mesh_layout.h"
 #include "collective/op.h"
 #include "collective/tuning.h"
@@ -37,8 +40,10 @@ inline std::array<std::uint64_t, 4> loadFingerprint(const std::uint64_t* src) {
           __atomic_load_n(&src[2], __ATOMIC_RELAXED), __atomic_load_n(&src[3], __ATOMIC_RELAXED)};
 }
 
-/// Owned by the communicator; used from its stream's worker thread only.
-class Mesh {
+/// Owned by the communicator; used from its stream's worker thread only. Its
+/// direct algorithms are schedules (collective/direct.h) that the executor runs
+/// with the mesh as their SharedGroup: the barriers and the members' buffers.
+class Mesh final : public SharedGroup {
  public:
   /// `members[i]` is local index i (self included); all ranks of the group are on
   /// this node. `tuning` is the communicator's (the same on every member).
@@ -47,7 +52,7 @@ class Mesh {
   Mesh(transport::shm::ShmTransport* shm, std::vector<const transport::shm::ShmPeer*> members,
        int me, const Tuning& tuning, std::function<Status(std::size_t, void**)> scratch);
   /// Marks this rank as gone for its peers (destroyed, unless it left already).
-  ~Mesh();
+  ~Mesh() override;
   Mesh(const Mesh&) = delete;
   Mesh& operator=(const Mesh&) = delete;
 
@@ -101,6 +106,16 @@ class Mesh {
   Status drain(Deadline deadline, const std::atomic<bool>& aborted);
   /// Leaves now, telling the peers that this rank aborted.
   void abortNow() { leave(transport::shm::Departure::kAborted); }
+
+  // SharedGroup: a signal arrives at the node-wide barrier; the first of a call
+  // settles the last call if it did not wait for its barrier, then describes
+  // this call (fingerprint, buffers) in this rank's operation slot.
+  Status signal(const OpDesc& op, const char* phase, bool first, const ExecBuffers& own,
+                Deadline deadline, const std::atomic<bool>& aborted) override;
+  Status wait(const OpDesc& op, const char* phase, bool first, Deadline deadline,
+              const std::atomic<bool>& aborted) override;
+  const char* input(int j) const override { return views_->in[static_cast<std::size_t>(j)]; }
+  char* output(int j) const override { return views_->out[static_cast<std::size_t>(j)]; }
 
  private:
   // The peers' buffers of one op, mapped here; kept between operations so that
@@ -176,22 +191,15 @@ class Mesh {
   void leave(transport::shm::Departure why = transport::shm::Departure::kFailed);
   /// How member j left (for the errors of the ones still here).
   const char* departureText(int j) const;
-  /// Describes this call in this rank's slot, waits for every member at the
-  /// arrival barrier and checks that they made the same call; with `views`, also
-  /// publishes `in`/`out` and maps the members' buffers there. Without (a staged
-  /// call or a barrier), the slot's buffer references are left alone.
-  Status publish(const OpDesc& op, const void* in, const void* out, Deadline deadline,
-                 const std::atomic<bool>& aborted, Views* views);
-  Status large(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
+  /// Runs `op`'s direct schedule (collective/direct.h) with the executor.
+  Status direct(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
+  /// The schedule of `shape` (the last one, when the shape repeats).
+  const Schedule& scheduleFor(const DirectShape& shape);
   /// run() without the departure note.
   Status runOnce(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   /// Tells drain() on the other members that this rank read nothing of theirs after its
   /// barriers so far.
   void depart();
-  void work(const OpDesc& op, const Views& v);
-  /// [offset, offset + bytes) of every member's input in `v`, reduced into `slice`.
-  void reduceBlock(const OpDesc& op, const Views& v, std::size_t offset, std::size_t bytes,
-                   char* slice);
   bool streams(const OpDesc& op) const;
   Status hostFallback(const OpDesc& op, std::size_t inBytes, std::size_t outBytes,
                       const void** in, void** out);
@@ -204,6 +212,16 @@ class Mesh {
   const WaitPolicy waitPolicy_;  // no spin stage with more members than processors
   const Tuning tuning_;
   std::unique_ptr<Views> views_;  // reused by every operation
+  // The last direct schedule and its shape, and the scratch of its reductions.
+  DirectShape shape_;
+  bool haveSchedule_ = false;
+  Schedule schedule_;
+  std::vector<char> scratchChunk_;
+  // Between a call's signal and its wait: the barrier count that means everyone
+  // arrived, the call's fingerprint, and whether it published buffers.
+  std::uint64_t target_ = 0;
+  std::array<std::uint64_t, 4> fingerprint_{};
+  bool published_ = false;
   std::uint64_t barriers_ = 0;  // barriers passed by this group so far
   // The last call's barrier when this rank arrived there without waiting for
   // the others (0: none), with that call's slot and fingerprint.

@@ -8,8 +8,25 @@
 #include "collective/mesh.h"
 #include "collective/mesh_wait.h"
 #include "common/error.h"
+#include "kernels/reduce.h"
 
 namespace cohort::collective {
+
+namespace {
+
+// out = in[0] (op) in[1] (op) ... over [offset, offset + bytes), in cache-sized
+// blocks, always in rank order: every rank computes bit-identical results.
+void reduceAll(const std::vector<const char*>& in, std::size_t offset, std::size_t bytes,
+                      const kernels::Reduction& red, char* out) {
+  if (in.size() == 1) {
+    std::memmove(out, in[0] + offset, bytes);
+    return;
+  }
+  red.fn(out, in[0] + offset, in[1] + offset, bytes, red.context);
+  for (std::size_t j = 2; j < in.size(); ++j) red.fn(out, out, in[j] + offset, bytes, red.context);
+}
+
+}  // namespace
 
 Status Mesh::failPosted(Status s) {
   // The others learn at their next wait for this rank; a failure caused by a
@@ -184,6 +201,43 @@ Status Mesh::crossedCall(const OpDesc& op, bool posted) const {
     }
   }
   return Status::Ok();
+}
+
+void Mesh::reducePosted(const OpDesc& op, std::uint64_t call) {
+  const std::size_t e = dataTypeSize(op.type);
+  const std::size_t b = op.count * e;
+  const std::size_t i = (call - 1) % kPostSlots;
+  const auto me = static_cast<std::size_t>(me_);
+  std::vector<const char*>& staged = views_->staged;
+  staged.resize(static_cast<std::size_t>(n_));
+  for (std::size_t j = 0; j < staged.size(); ++j) {
+    staged[j] = reinterpret_cast<const char*>(region(static_cast<int>(j)).post[i].data);
+  }
+  // Offsets in staged[me] are the input's (only its own block is read there).
+  if (!posted_[i].ownBlockPosted) staged[me] = static_cast<const char*>(op.input);
+  const auto& red = kernels::reductionFor(op.type, op.op);
+  switch (op.coll) {
+    case Coll::kAllReduce:
+      reduceAll(staged, 0, b, red, static_cast<char*>(op.output));
+      if (op.op == ReduceOp::kAvg) kernels::finishAverage(op.output, op.count, op.type, n_);
+      break;
+    case Coll::kReduceScatter:
+      reduceAll(staged, me * b, b, red, static_cast<char*>(op.output));
+      if (op.op == ReduceOp::kAvg) kernels::finishAverage(op.output, op.count, op.type, n_);
+      break;
+    case Coll::kAllGather:
+      for (std::size_t j = 0; j < staged.size(); ++j) {
+        std::memcpy(static_cast<char*>(op.output) + j * b, staged[j], b);
+      }
+      break;
+    case Coll::kAllToAll:
+      for (std::size_t j = 0; j < staged.size(); ++j) {
+        std::memcpy(static_cast<char*>(op.output) + j * b, staged[j] + me * b, b);
+      }
+      break;
+    default:
+      break;
+  }
 }
 
 }  // namespace cohort::collective

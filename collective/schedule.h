@@ -12,9 +12,14 @@ namespace cohort::collective {
 
 enum class Buf : std::uint8_t { kInput, kOutput, kScratch };
 
+/// A place in a buffer: this rank's own, or, in a schedule over ranks that map each
+/// other's memory (Schedule::shared), group member `member`'s (a put or a get).
 struct Range {
   Buf buf = Buf::kOutput;
   std::size_t offset = 0;  // bytes
+  int member = -1;         // -1: this rank's buffer
+  Range() = default;
+  Range(Buf b, std::size_t off, int m = -1) : buf(b), offset(off), member(m) {}
 };
 
 struct Step {
@@ -22,23 +27,40 @@ struct Step {
     kSend,        // send `bytes` from src to peer
     kRecv,        // receive `bytes` from peer into dst
     kRecvReduce,  // dst = src (op) message from peer
-    kCopy,        // dst = src (local)
-    kReduce,      // dst = dst (op) src (local)
+    kCopy,        // dst = src (either may be a member's: get, put)
+    kReduce,      // dst = dst (op) src
+    kCombine,     // dst = src (op) src2: the first step of a reduction over members
+    kAverage,     // dst /= the group's size (an average's last step)
+    kSignal,      // this rank arrived at the group's next barrier, named `phase`
+    kWait,        // every member arrived at this rank's last signal
   };
   Op op = Op::kCopy;
   int peer = -1;
   Range src;
   Range dst;
   std::size_t bytes = 0;
+  Range src2;                   // kCombine's second operand
+  const char* phase = nullptr;  // kSignal, kWait: the barrier's name, for errors and traces
+  Step() = default;
+  Step(Op o, int p, Range s, Range d, std::size_t b, Range s2 = {}, const char* ph = nullptr)
+      : op(o), peer(p), src(s), dst(d), bytes(b), src2(s2), phase(ph) {}
 };
 
 /// Rounds run in order. In a round, local steps (copy, reduce) run first, then
 /// every send and receive of the round is posted and the round completes when all
 /// are done: the sends and receives of one round progress together.
+/// A shared schedule (the direct algorithms among the ranks of one node, which
+/// map each other's buffers) has no messages: its steps run in order, members'
+/// buffers are read and written in place, and signal/wait pairs order them; its
+/// first signal carries the call's fingerprint and this rank's buffers.
 struct Schedule {
   std::string algorithm;
   std::vector<std::vector<Step>> rounds;
   std::size_t scratchBytes = 0;
+  bool shared = false;
+  /// Copies into a member's output use non-temporal stores (the operation's
+  /// buffers outgrow the last-level cache).
+  bool streaming = false;
   /// One line per step: "r0: send 1024B out+0 -> 1", for tests and COHORT_LOG.
   std::string toString() const;
   /// Appends a new round and returns it.

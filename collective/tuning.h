@@ -44,7 +44,7 @@ struct Tuning {
   /// A first round receiving at most this much carries the argument check.
   std::size_t fusedCheckBytes = 64 << 10;
 
-  // The mesh (mesh.cc, mesh_sync.cc).
+  // The mesh (its schedules, algorithms_direct.cc; mesh.cc, mesh_sync.cc).
   /// What a rank may read from its peers' slots for a staged (posted or eager)
   /// call; a reducing call half of it.
   std::size_t meshStagedBytes = 4 << 10;

@@ -1,0 +1,103 @@
+// The executor's other half: schedules among ranks that map each other's
+// buffers (Schedule::shared). No messages: each step reads and writes this
+// rank's or a member's buffers in place, and the group's barriers (signal,
+// wait) order one rank's steps against the others'.
+#include <cstring>
+
+#include "collective/executor.h"
+#include "common/error.h"
+#include "common/trace.h"
+#include "kernels/copy.h"
+#include "kernels/reduce.h"
+
+namespace cohort::collective {
+
+namespace {
+
+char* base(const ExecBuffers& b, const Range& r) {
+  if (r.member >= 0) {
+    return r.buf == Buf::kInput ? const_cast<char*>(b.group->input(r.member))
+                                : b.group->output(r.member);
+  }
+  switch (r.buf) {
+    case Buf::kInput:
+      return const_cast<char*>(b.input);
+    case Buf::kOutput:
+      return b.output;
+    case Buf::kScratch:
+      return b.scratch;
+  }
+  return nullptr;
+}
+
+// One round's steps in order; `*first` until the call's first wait passed.
+Status runRound(const std::vector<Step>& round, const Schedule& schedule,
+                const ExecBuffers& buffers, const transport::Reduction& reduction, const OpDesc& op,
+                int size, Deadline deadline, const std::atomic<bool>& abort, bool* first) {
+  auto at = [&](const Range& r) { return base(buffers, r) + r.offset; };
+  for (const Step& s : round) {
+    switch (s.op) {
+      case Step::Op::kSignal:
+        // Streaming stores are visible before the others learn of this arrival.
+        if (schedule.streaming && !*first) kernels::streamFence();
+        COHORT_RETURN_IF_ERROR(
+            buffers.group->signal(op, s.phase, *first, buffers, deadline, abort));
+        break;
+      case Step::Op::kWait:
+        COHORT_RETURN_IF_ERROR(buffers.group->wait(op, s.phase, *first, deadline, abort));
+        *first = false;
+        break;
+      case Step::Op::kCopy: {
+        if (s.bytes == 0) break;
+        char* dst = at(s.dst);
+        const char* src = at(s.src);
+        if (dst == src) break;
+        if (schedule.streaming && s.dst.member >= 0 && s.dst.buf == Buf::kOutput) {
+          kernels::streamCopy(dst, src, s.bytes);
+        } else {
+          std::memmove(dst, src, s.bytes);
+        }
+        break;
+      }
+      case Step::Op::kCombine:
+        if (s.bytes > 0) reduction.fn(at(s.dst), at(s.src), at(s.src2), s.bytes, reduction.context);
+        break;
+      case Step::Op::kReduce:
+        if (s.bytes > 0) reduction.fn(at(s.dst), at(s.dst), at(s.src), s.bytes, reduction.context);
+        break;
+      case Step::Op::kAverage:
+        if (s.bytes > 0) {
+          kernels::finishAverage(at(s.dst), s.bytes / reduction.elementSize, op.type, size);
+        }
+        break;
+      default:
+        return makeError(ErrorCode::kInternal, "{}: a shared schedule's step {} needs a link",
+                         op.describe(), static_cast<int>(s.op));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status executeShared(const Schedule& schedule, const ExecBuffers& buffers,
+                     const transport::Reduction& reduction, const OpDesc& op, int size,
+                     Deadline deadline, const std::atomic<bool>& abort, std::size_t from,
+                     std::size_t to) {
+  bool first = from == 0;
+  for (std::size_t r = from; r < to && r < schedule.rounds.size(); ++r) {
+    const auto& round = schedule.rounds[r];
+    const bool sync = !round.empty() && round[0].op == Step::Op::kSignal;
+    if (sync) {
+      COHORT_RETURN_IF_ERROR(
+          runRound(round, schedule, buffers, reduction, op, size, deadline, abort, &first));
+      continue;
+    }
+    trace::Span span("mesh", "work");  // data moves between the barriers
+    COHORT_RETURN_IF_ERROR(
+        runRound(round, schedule, buffers, reduction, op, size, deadline, abort, &first));
+  }
+  return Status::Ok();
+}
+
+}  // namespace cohort::collective
