@@ -27,8 +27,11 @@ def load(folder):
             continue
         key = (int(m[1]), m[2], int(m[3]), m[4])
         rows = {}
-        for c in json.loads(path.read_text())["collectives"]:
-            if c.get("in_place"):
+        colls = json.loads(path.read_text())["collectives"]
+        # In place only where a collective runs in place alone (a broadcast).
+        apart = {c["kind"] for c in colls if not c.get("in_place")}
+        for c in colls:
+            if c.get("in_place") and c["kind"] in apart:
                 continue
             for row in c["rows"]:
                 rows[(c["kind"], row["size"])] = row["busbw"]
