@@ -3,6 +3,7 @@
 // rank's or a member's buffers in place, and the group's barriers (signal,
 // wait) order one rank's steps against the others'.
 #include <cstring>
+#include <vector>
 
 #include "collective/executor.h"
 #include "common/error.h"
@@ -14,27 +15,43 @@ namespace cohort::collective {
 
 namespace {
 
-char* base(const ExecBuffers& b, const Range& r) {
-  if (r.member >= 0) {
-    return r.buf == Buf::kInput ? const_cast<char*>(b.group->input(r.member))
-                                : b.group->output(r.member);
+// Where each buffer of this rank and of every member starts: asked of the
+// group once per call (after its first wait), not at every step.
+struct Bases {
+  const ExecBuffers* own = nullptr;
+  std::vector<char*> in, out;  // by member
+  char* at(const Range& r) const {
+    if (r.member >= 0) {
+      const auto j = static_cast<std::size_t>(r.member);
+      return (r.buf == Buf::kInput ? in[j] : out[j]) + r.offset;
+    }
+    switch (r.buf) {
+      case Buf::kInput:
+        return const_cast<char*>(own->input) + r.offset;
+      case Buf::kOutput:
+        return own->output + r.offset;
+      case Buf::kScratch:
+        return own->scratch + r.offset;
+    }
+    return nullptr;
   }
-  switch (r.buf) {
-    case Buf::kInput:
-      return const_cast<char*>(b.input);
-    case Buf::kOutput:
-      return b.output;
-    case Buf::kScratch:
-      return b.scratch;
+  void map(const SharedGroup& group, int size) {
+    in.resize(static_cast<std::size_t>(size));
+    out.resize(static_cast<std::size_t>(size));
+    for (int j = 0; j < size; ++j) {
+      in[static_cast<std::size_t>(j)] = const_cast<char*>(group.input(j));
+      out[static_cast<std::size_t>(j)] = group.output(j);
+    }
   }
-  return nullptr;
-}
+};
+thread_local Bases tBases;  // no allocation per call
 
 // One round's steps in order; `*first` until the call's first wait passed.
 Status runRound(const std::vector<Step>& round, const Schedule& schedule,
                 const ExecBuffers& buffers, const transport::Reduction& reduction, const OpDesc& op,
                 int size, Deadline deadline, const std::atomic<bool>& abort, bool* first) {
-  auto at = [&](const Range& r) { return base(buffers, r) + r.offset; };
+  Bases& bases = tBases;
+  auto at = [&](const Range& r) { return bases.at(r); };
   for (const Step& s : round) {
     switch (s.op) {
       case Step::Op::kSignal:
@@ -45,6 +62,7 @@ Status runRound(const std::vector<Step>& round, const Schedule& schedule,
         break;
       case Step::Op::kWait:
         COHORT_RETURN_IF_ERROR(buffers.group->wait(op, s.phase, *first, deadline, abort));
+        if (*first) bases.map(*buffers.group, size);
         *first = false;
         break;
       case Step::Op::kCopy: {
@@ -85,6 +103,9 @@ Status executeShared(const Schedule& schedule, const ExecBuffers& buffers,
                      Deadline deadline, const std::atomic<bool>& abort, std::size_t from,
                      std::size_t to) {
   bool first = from == 0;
+  tBases.own = &buffers;
+  // A part after the first (the caller ran its own work between) maps again.
+  if (!first) tBases.map(*buffers.group, size);
   for (std::size_t r = from; r < to && r < schedule.rounds.size(); ++r) {
     const auto& round = schedule.rounds[r];
     const bool sync = !round.empty() && round[0].op == Step::Op::kSignal;

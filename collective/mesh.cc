@@ -28,6 +28,9 @@ Mesh::Mesh(transport::shm::ShmTransport* shm, std::vector<const transport::shm::
   COHORT_CHECK(members_[static_cast<std::size_t>(me_)]->block->regionBytes >= sizeof(MeshRegion));
   // A staged call's data goes through a post slot or an eager slot.
   COHORT_CHECK(tuning_.meshStagedBytes <= kStagingBytes && tuning_.meshStagedBytes <= kEagerBytes);
+  // input(j)/output(j) answer for every member, also before any call published buffers.
+  views_->in.assign(static_cast<std::size_t>(n_), nullptr);
+  views_->out.assign(static_cast<std::size_t>(n_), nullptr);
 }
 
 Mesh::~Mesh() { leave(transport::shm::Departure::kDestroyed); }
@@ -48,18 +51,13 @@ Status Mesh::signal(const OpDesc& op, const char* phase, bool first, const ExecB
   if (first) {
     COHORT_RETURN_IF_ERROR(settle(op, deadline, aborted));
     OpSlot& mine = region(me_).op[slot_];
-    auto ref = [&](const void* p, SegmentRef* r) {
-      if (p == nullptr) {
-        *r = SegmentRef{kNoBuffer, 0, 0};
-        return Status::Ok();
-      }
-      return shm_->refOf(p, r);
-    };
     // A barrier publishes no buffers (and leaves the slot's references alone).
     published_ = own.input != nullptr || own.output != nullptr;
     if (published_) {
-      COHORT_RETURN_IF_ERROR(ref(own.input, &mine.input));
-      COHORT_RETURN_IF_ERROR(ref(own.output, &mine.output));
+      // The buffers went through hostFallback, which found their references.
+      COHORT_CHECK(own.input == refs_.in && own.output == refs_.out);
+      mine.input = refs_.inRef;
+      mine.output = refs_.outRef;
     }
     fingerprint_ = announce(op);
   }
@@ -100,19 +98,28 @@ std::array<std::uint64_t, 4> Mesh::announce(const OpDesc& op) {
 Status Mesh::hostFallback(const OpDesc& op, std::size_t inB, std::size_t outB, const void** in,
                           void** out) {
   // Buffers outside every segment cannot be mapped by peers: go through scratch.
-  transport::shm::SegmentRef r;
-  const bool inOk = *in == nullptr || shm_->refOf(*in, &r).ok();
-  const bool outOk = *out == nullptr || shm_->refOf(*out, &r).ok();
-  if (inOk && outOk) return Status::Ok();
-  void* area = nullptr;
-  COHORT_RETURN_IF_ERROR(scratch_(inB + outB + 128, &area));
-  char* base = static_cast<char*>(area);
-  if (!inOk) {
-    std::memcpy(base, *in, inB);
-    if (*in == *out) *out = base;
-    *in = base;
+  // The references found are kept for this call's first signal (refs_).
+  SegmentRef inRef{kNoBuffer, 0, 0}, outRef{kNoBuffer, 0, 0};
+  const bool inOk = *in == nullptr || shm_->refOf(*in, &inRef).ok();
+  const bool same = *out == *in;
+  const bool outOk = *out == nullptr || (same ? inOk : shm_->refOf(*out, &outRef).ok());
+  if (!inOk || !outOk) {
+    void* area = nullptr;
+    COHORT_RETURN_IF_ERROR(scratch_(inB + outB + 128, &area));
+    char* base = static_cast<char*>(area);
+    if (!inOk) {
+      std::memcpy(base, *in, inB);
+      if (same) *out = base;
+      *in = base;
+      COHORT_RETURN_IF_ERROR(shm_->refOf(base, &inRef));
+    }
+    if (!outOk && *out != *in) {
+      *out = base + (inB + 63) / 64 * 64;
+      COHORT_RETURN_IF_ERROR(shm_->refOf(*out, &outRef));
+    }
   }
-  if (!outOk && *out != *in) *out = base + (inB + 63) / 64 * 64;
+  if (*out == *in) outRef = inRef;
+  refs_ = OwnRefs{*in, *out, inRef, outRef};
   return Status::Ok();
 }
 

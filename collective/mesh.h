@@ -201,6 +201,8 @@ class Mesh final : public SharedGroup {
   /// barriers so far.
   void depart();
   bool streams(const OpDesc& op) const;
+  /// Replaces `in`/`out` by scratch when they lie outside every segment (peers
+  /// cannot map them), and keeps their references in refs_ for signal().
   Status hostFallback(const OpDesc& op, std::size_t inBytes, std::size_t outBytes,
                       const void** in, void** out);
 
@@ -222,6 +224,14 @@ class Mesh final : public SharedGroup {
   std::uint64_t target_ = 0;
   std::array<std::uint64_t, 4> fingerprint_{};
   bool published_ = false;
+  // The buffers hostFallback() settled on for the call in progress, and their
+  // references (kNoBuffer for none), which its first signal publishes.
+  struct OwnRefs {
+    const void* in = nullptr;
+    const void* out = nullptr;
+    transport::shm::SegmentRef inRef, outRef;
+  };
+  OwnRefs refs_;
   std::uint64_t barriers_ = 0;  // barriers passed by this group so far
   // The last call's barrier when this rank arrived there without waiting for
   // the others (0: none), with that call's slot and fingerprint.

@@ -272,7 +272,7 @@ Status Mesh::pulledBroadcast(const OpDesc& op, Deadline deadline,
   if (isRoot) COHORT_RETURN_IF_ERROR(hostFallback(op, b, 0, &in, &unused));
   OpSlot& mine = region(me_).op[slot];
   // Only the root's buffer is read (b > 0: the root's `in` is set).
-  if (in != nullptr) COHORT_RETURN_IF_ERROR(shm_->refOf(in, &mine.input));
+  if (in != nullptr) mine.input = refs_.inRef;  // found by hostFallback
   const auto fp = announce(op);
   trace::Span span("mesh", "arrival");
   const std::uint64_t arrival = barriers_ + 1;

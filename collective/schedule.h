@@ -15,11 +15,11 @@ enum class Buf : std::uint8_t { kInput, kOutput, kScratch };
 /// A place in a buffer: this rank's own, or, in a schedule over ranks that map each
 /// other's memory (Schedule::shared), group member `member`'s (a put or a get).
 struct Range {
-  Buf buf = Buf::kOutput;
   std::size_t offset = 0;  // bytes
   int member = -1;         // -1: this rank's buffer
+  Buf buf = Buf::kOutput;
   Range() = default;
-  Range(Buf b, std::size_t off, int m = -1) : buf(b), offset(off), member(m) {}
+  Range(Buf b, std::size_t off, int m = -1) : offset(off), member(m), buf(b) {}
 };
 
 struct Step {
