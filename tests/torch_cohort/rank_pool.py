@@ -7,18 +7,11 @@ then runs the functions of checks.py it is sent, one at a time, and answers with
 import datetime
 import os
 import queue
-import socket
 import traceback
 
 import torch.multiprocessing as mp
 
 RESULT_TIMEOUT_S = 120
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Context:
@@ -31,15 +24,28 @@ class Context:
         self.gloo = gloo
 
 
-def _rank_main(rank, world, port, inbox, outbox):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
-                      LOCAL_RANK=str(rank), WORLD_SIZE=str(world))
+def _rank_main(rank, world, ports, inbox, outbox):
+    os.environ.update(MASTER_ADDR="127.0.0.1", RANK=str(rank), LOCAL_RANK=str(rank),
+                      WORLD_SIZE=str(world))
     import torch.distributed as dist
     import torch_cohort  # noqa: F401  (registers "cohort")
     import checks
 
-    dist.init_process_group("cohort", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                            world_size=world, timeout=datetime.timedelta(seconds=60))
+    # Rank 0's store listens on a port the kernel picks, and tells the others: a
+    # port found free before the ranks start (importing torch takes seconds) may
+    # be taken by then by another test's outgoing connection.
+    timeout = datetime.timedelta(seconds=60)
+    if rank == 0:
+        # Not waiting for the others here: they learn the port below.
+        store = dist.TCPStore("127.0.0.1", 0, world, True, timeout=timeout,
+                              wait_for_workers=False)
+        for _ in range(world - 1):
+            ports.put(store.port)
+    else:
+        port = ports.get(timeout=RESULT_TIMEOUT_S)
+        store = dist.TCPStore("127.0.0.1", port, world, False, timeout=timeout)
+    os.environ["MASTER_PORT"] = str(store.port)
+    dist.init_process_group("cohort", store=store, rank=rank, world_size=world, timeout=timeout)
     ctx = Context(rank, world, dist.new_group(backend="gloo"))
     outbox.put((rank, True, "ready"))
     while True:
@@ -61,11 +67,11 @@ class RankPool:
         spawn = mp.get_context("spawn")
         self.outbox = spawn.Queue()
         self.inboxes = [spawn.Queue() for _ in range(world)]
-        port = free_port()
+        ports = spawn.Queue()  # rank 0's store port, once for each other rank
         # Not daemonic, so that a check may start a DataLoader's workers; close()
         # (the fixture's teardown, also after a failure) ends them.
         self.procs = [spawn.Process(target=_rank_main,
-                                    args=(r, world, port, self.inboxes[r], self.outbox),
+                                    args=(r, world, ports, self.inboxes[r], self.outbox),
                                     daemon=False) for r in range(world)]
         for p in self.procs:
             p.start()
