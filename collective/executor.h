@@ -35,10 +35,11 @@ class SharedGroup {
                         bool awaited, Deadline deadline, const std::atomic<bool>& aborted) = 0;
   /// Waits until every member (`member` < 0) or member `member` alone arrived
   /// at this rank's last signal. The first wait checks that they made the same
-  /// call (kMismatch naming the difference) and maps their buffers.
+  /// call (kMismatch naming the difference); their buffers may be read then.
   virtual Status wait(const OpDesc& op, const char* phase, bool first, int member,
                       Deadline deadline, const std::atomic<bool>& aborted) = 0;
-  /// Member j's buffers, mapped here (after the first wait; null: none published).
+  /// Member j's buffers of this call, mapped here when first asked for (only
+  /// after a first wait that checked member j; null: it published none).
   virtual const char* input(int j) const = 0;
   virtual char* output(int j) const = 0;
 };

@@ -137,8 +137,6 @@ class Mesh final : public SharedGroup {
     return *static_cast<MeshRegion*>(members_[static_cast<std::size_t>(j)]->region);
   }
   static constexpr std::int32_t kNoBuffer = -2;  // an OpSlot's SegmentRef without a buffer
-  Status barrier(const OpDesc& op, const char* phase, Deadline deadline,
-                 const std::atomic<bool>& aborted);
   /// This rank's arrival at a barrier: returns the node-wide count that means
   /// everyone arrived.
   std::uint64_t arrive();

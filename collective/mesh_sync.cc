@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "collective/datatype.h"
 #include "collective/mesh.h"
@@ -70,42 +71,41 @@ Status Mesh::drain(Deadline deadline, const std::atomic<bool>& aborted) {
     }
     return true;
   };
-  MeshRegion& lead = region(0);
   const auto logAt = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   bool logged = false;
-  while (!ready()) {
-    Deadline slice = Deadline::after(std::chrono::milliseconds(10));
-    if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
-    if (lead.sharedWake.waitUntil(ready, slice, waitPolicy_)) break;
-    std::string late;
-    for (int j = 0; j < n_; ++j) {
-      const auto* m = members_[static_cast<std::size_t>(j)];
-      if (owes(j) && !m->processGone()) {
-        late += fmt::format("{}{}", late.empty() ? "" : ", ", m->rank);
-      }
-    }
-    if (late.empty()) break;  // the rest died: nobody is left to read
-    if (aborted.load()) {
-      return makeError(ErrorCode::kAborted, "rank {}: destroy aborted while rank(s) {} had not "
-                       "finished the calls made with this rank",
-                       members_[static_cast<std::size_t>(me_)]->rank, late);
-    }
-    if (deadline.expired()) {
-      return makeError(ErrorCode::kTimeout,
-                       "rank {}: destroy waited for rank(s) {} to finish the calls made with "
-                       "this rank (through call {} and posted call {}), in vain: this rank leaves "
-                       "now and their calls with it fail",
-                       members_[static_cast<std::size_t>(me_)]->rank, late, barriers, posts);
-    }
-    if (!logged && std::chrono::steady_clock::now() >= logAt) {
-      logged = true;
-      COHORT_LOG(kWarn, "collective",
-                 "destroy of rank {} waits for rank(s) {} to finish the calls made with this "
-                 "rank (they read its data; at most COHORT_EXEC_TIMEOUT)",
-                 members_[static_cast<std::size_t>(me_)]->rank, late);
-    }
-  }
-  return Status::Ok();
+  const int me = members_[static_cast<std::size_t>(me_)]->rank;
+  return region(0).sharedWake.waitChecked(
+      ready, deadline, waitPolicy_, std::chrono::milliseconds(10), [&]() -> std::optional<Status> {
+        std::string late;
+        for (int j = 0; j < n_; ++j) {
+          const auto* m = members_[static_cast<std::size_t>(j)];
+          if (owes(j) && !m->processGone()) {
+            late += fmt::format("{}{}", late.empty() ? "" : ", ", m->rank);
+          }
+        }
+        if (late.empty()) return Status::Ok();  // the rest died: nobody is left to read
+        if (aborted.load()) {
+          return makeError(ErrorCode::kAborted,
+                           "rank {}: destroy aborted while rank(s) {} had not finished the calls "
+                           "made with this rank",
+                           me, late);
+        }
+        if (deadline.expired()) {
+          return makeError(ErrorCode::kTimeout,
+                           "rank {}: destroy waited for rank(s) {} to finish the calls made with "
+                           "this rank (through call {} and posted call {}), in vain: this rank "
+                           "leaves now and their calls with it fail",
+                           me, late, barriers, posts);
+        }
+        if (!logged && std::chrono::steady_clock::now() >= logAt) {
+          logged = true;
+          COHORT_LOG(kWarn, "collective",
+                     "destroy of rank {} waits for rank(s) {} to finish the calls made with this "
+                     "rank (they read its data; at most COHORT_EXEC_TIMEOUT)",
+                     me, late);
+        }
+        return std::nullopt;
+      });
 }
 
 // The comparison comes first: the text is made only for a difference.
@@ -161,12 +161,6 @@ std::uint64_t Mesh::arrive() {
     lead.sharedWake.notifyIfSleeping();
   }
   return target;
-}
-
-Status Mesh::barrier(const OpDesc& op, const char* phase, Deadline deadline,
-                     const std::atomic<bool>& aborted) {
-  trace::Span span("mesh", phase);
-  return waitForAll(op, phase, arrive(), deadline, aborted);
 }
 
 Status Mesh::settle(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted) {

@@ -8,6 +8,7 @@
 #include <emmintrin.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "collective/mesh.h"
@@ -28,25 +29,25 @@ Status Mesh::waitFor(const OpDesc& op, const char* phase, Deadline deadline,
   // for it before reading any clock (the waits below take two readings).
   for (int i = 0; i < tuning_.meshQuickLooks && !ready(); ++i) _mm_pause();
   if (ready()) return Status::Ok();
-  for (;;) {
-    Deadline slice = Deadline::after(kLivenessEvery);
-    if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
-    if (lead.sharedWake.waitUntil(ready, slice, waitPolicy_)) return Status::Ok();
-    if (aborted.load()) {
-      leave(transport::shm::Departure::kAborted);  // peers waiting for it fail, not hang
-      return makeError(ErrorCode::kAborted, "{} aborted on this rank ({})", op.describe(), phase);
-    }
-    // A peer that made another call is the cause when it also left since.
-    COHORT_RETURN_IF_ERROR(crossedCall(op, posted));
-    std::string late;
-    COHORT_RETURN_IF_ERROR(checkPeers(op, phase, &late, behind));
-    noteWait(fmt::format("{} (mesh barrier '{}'): waiting for rank(s) {}", op.describe(), phase,
-                         late.empty() ? "?" : late));
-    if (deadline.expired()) {
-      return makeError(ErrorCode::kTimeout, "{} timed out at step '{}' waiting for rank(s) {}",
-                       op.describe(), phase, late.empty() ? "?" : late);
-    }
-  }
+  return lead.sharedWake.waitChecked(
+      ready, deadline, waitPolicy_, kLivenessEvery, [&]() -> std::optional<Status> {
+        if (aborted.load()) {
+          leave(transport::shm::Departure::kAborted);  // peers waiting for it fail, not hang
+          return makeError(ErrorCode::kAborted, "{} aborted on this rank ({})", op.describe(),
+                           phase);
+        }
+        // A peer that made another call is the cause when it also left since.
+        COHORT_RETURN_IF_ERROR(crossedCall(op, posted));
+        std::string late;
+        COHORT_RETURN_IF_ERROR(checkPeers(op, phase, &late, behind));
+        noteWait(fmt::format("{} (mesh barrier '{}'): waiting for rank(s) {}", op.describe(), phase,
+                             late.empty() ? "?" : late));
+        if (deadline.expired()) {
+          return makeError(ErrorCode::kTimeout, "{} timed out at step '{}' waiting for rank(s) {}",
+                           op.describe(), phase, late.empty() ? "?" : late);
+        }
+        return std::nullopt;
+      });
 }
 
 }  // namespace cohort::collective

@@ -12,7 +12,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <utility>
+
+#include "cohort/status.h"
 
 namespace cohort {
 
@@ -170,6 +173,22 @@ class WaitWord {
       const std::uint32_t seen = seq_.load(std::memory_order_seq_cst);
       if (!ready()) futexWait(&seq_, seen, deadline);
       sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    }
+  }
+  /// The outer loop of a wait that must look at more than its condition now
+  /// and then (whether a peer died or left, an abort, the deadline): waitUntil
+  /// in slices of at most `every`, and after each slice that ended with ready()
+  /// false, between(): std::nullopt waits on, a Status ends the wait with it
+  /// (ok: nothing is left to wait for). between() owns the deadline: it must
+  /// return a Status once `deadline` passed. Ok as soon as ready() holds.
+  template <typename Ready, typename Between>
+  Status waitChecked(Ready&& ready, Deadline deadline, const WaitPolicy& policy,
+                     std::chrono::nanoseconds every, Between&& between) {
+    for (;;) {
+      Deadline slice = Deadline::after(every);
+      if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
+      if (waitUntil(ready, slice, policy)) return Status::Ok();
+      if (std::optional<Status> s = between()) return *s;
     }
   }
 
