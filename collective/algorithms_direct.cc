@@ -154,19 +154,6 @@ Schedule directSchedule(int rank, int size, const DirectShape& shape, const Tuni
   // A reduce's copies stay in cache for the root, which reads the result next.
   s.streaming = shape.streaming && !shape.hierarchical && shape.coll != Coll::kReduce &&
                 shape.coll != Coll::kGather && shape.coll != Coll::kScatter;
-  if (shape.coll == Coll::kBroadcast && shape.pulled) {
-    // One round each (a shared schedule's steps run in order anyway): with
-    // more ranks than processors, every cache line a call touches is a miss.
-    if (rank == shape.root) {
-      s.round() = {signal("arrival", rank), signal("completion"), wait("completion")};
-    } else {
-      // Into this rank's own buffer, which it does not publish.
-      s.round() = {signal("arrival"), wait("the root's arrival", shape.root),
-                   copy(out(shape.root, 0), {Buf::kOutput, 0}, shape.count * shape.elem),
-                   signal("completion")};
-    }
-    return s;
-  }
   s.round() = {signal("arrival"), wait("arrival")};
   if (shape.coll == Coll::kBarrier) return s;
   work(&s, rank, size, shape, tuning);

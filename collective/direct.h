@@ -31,15 +31,10 @@ struct DirectShape {
   /// rank's block into its output (the caller reduces it across nodes), round 2
   /// puts it into the other members' outputs.
   bool hierarchical = false;
-  /// A broadcast on a crowded node: every other rank copies the root's whole
-  /// buffer once the root arrived, and only the root waits for everyone (a
-  /// barrier that all wait for costs more processor hand-offs than the copies).
-  /// The others' completion is owed: their next call waits for it.
-  bool pulled = false;
   bool operator==(const DirectShape& o) const {
     return coll == o.coll && count == o.count && elem == o.elem && root == o.root &&
            average == o.average && overInput == o.overInput && streaming == o.streaming &&
-           hierarchical == o.hierarchical && pulled == o.pulled;
+           hierarchical == o.hierarchical;
   }
 };
 

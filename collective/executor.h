@@ -30,16 +30,14 @@ class SharedGroup {
   virtual ~SharedGroup() = default;
   /// Arrives at the group's next barrier. The call's first signal (`first`)
   /// publishes its fingerprint and this rank's buffers (`own`) with it.
-  /// `awaited`: some members wait for this rank alone (wake them).
   virtual Status signal(const OpDesc& op, const char* phase, bool first, const ExecBuffers& own,
-                        bool awaited, Deadline deadline, const std::atomic<bool>& aborted) = 0;
-  /// Waits until every member (`member` < 0) or member `member` alone arrived
-  /// at this rank's last signal. The first wait checks that they made the same
-  /// call (kMismatch naming the difference); their buffers may be read then.
-  virtual Status wait(const OpDesc& op, const char* phase, bool first, int member,
-                      Deadline deadline, const std::atomic<bool>& aborted) = 0;
-  /// Member j's buffers of this call, mapped here when first asked for (only
-  /// after a first wait that checked member j; null: it published none).
+                        Deadline deadline, const std::atomic<bool>& aborted) = 0;
+  /// Waits until every member arrived at this rank's last signal. After the
+  /// first, checks that every member made the same call (kMismatch naming the
+  /// difference) and maps their buffers.
+  virtual Status wait(const OpDesc& op, const char* phase, bool first, Deadline deadline,
+                      const std::atomic<bool>& aborted) = 0;
+  /// Member j's buffers, mapped here (after the first wait; null: none published).
   virtual const char* input(int j) const = 0;
   virtual char* output(int j) const = 0;
 };
@@ -52,10 +50,7 @@ class SharedGroup {
 /// peer. A difference fails the operation on both sides with kMismatch naming
 /// the parameter and both values, and no buffer is touched. A shared schedule
 /// (Schedule::shared) runs with buffers.group instead of connections
-/// (executeShared); its first signal and wait are the argument check (a rank
-/// whose check against one member fails still signals its remaining barriers,
-/// moving no data, so that members waiting for it find the difference too).
-/// Errors name
+/// (executeShared); its first signal and wait are the argument check. Errors name
 /// the operation (op.describe()); the timeout error also names the round and the
 /// peer(s) still pending. Once `*abort` reads true, the wait in progress returns
 /// kAborted within about 50 ms. `tuning`: the communicator's (whether the node

@@ -28,10 +28,9 @@ Mesh::Mesh(transport::shm::ShmTransport* shm, std::vector<const transport::shm::
   COHORT_CHECK(members_[static_cast<std::size_t>(me_)]->block->regionBytes >= sizeof(MeshRegion));
   // A staged call's data goes through a post slot or an eager slot.
   COHORT_CHECK(tuning_.meshStagedBytes <= kStagingBytes && tuning_.meshStagedBytes <= kEagerBytes);
-  // input(j)/output(j) answer for every member, also before any call mapped buffers.
+  // input(j)/output(j) answer for every member, also before any call published buffers.
   views_->in.assign(static_cast<std::size_t>(n_), nullptr);
   views_->out.assign(static_cast<std::size_t>(n_), nullptr);
-  views_->unmapped.assign(static_cast<std::size_t>(n_), 0);
 }
 
 Mesh::~Mesh() { leave(transport::shm::Departure::kDestroyed); }
@@ -48,53 +47,44 @@ bool Mesh::supports(Coll c) {
 }
 
 Status Mesh::signal(const OpDesc& op, const char* phase, bool first, const ExecBuffers& own,
-                    bool awaited, Deadline deadline, const std::atomic<bool>& aborted) {
+                    Deadline deadline, const std::atomic<bool>& aborted) {
   if (first) {
     COHORT_RETURN_IF_ERROR(settle(op, deadline, aborted));
-    // The buffers went through hostFallback, which found their references
-    // (kNoBuffer: none, or none that a member reads).
-    COHORT_CHECK(own.input == refs_.in && own.output == refs_.out);
     OpSlot& mine = region(me_).op[slot_];
-    mine.input = refs_.inRef;
-    mine.output = refs_.outRef;
+    // A barrier publishes no buffers (and leaves the slot's references alone).
+    published_ = own.input != nullptr || own.output != nullptr;
+    if (published_) {
+      // The buffers went through hostFallback, which found their references.
+      COHORT_CHECK(own.input == refs_.in && own.output == refs_.out);
+      mine.input = refs_.inRef;
+      mine.output = refs_.outRef;
+    }
     fingerprint_ = announce(op);
   }
   target_ = arrive();
-  signalled_ = true;
-  if (awaited) region(0).sharedWake.notifyIfSleeping();  // the last to arrive did not wake them
   return Status::Ok();
 }
 
-Status Mesh::wait(const OpDesc& op, const char* phase, bool first, int member, Deadline deadline,
+Status Mesh::wait(const OpDesc& op, const char* phase, bool first, Deadline deadline,
                   const std::atomic<bool>& aborted) {
-  signalled_ = false;
   {
     trace::Span span("mesh", phase);
-    COHORT_RETURN_IF_ERROR(member < 0 ? waitForAll(op, phase, target_, deadline, aborted)
-                                      : waitForMember(op, member, phase, barriers_, deadline,
-                                                      aborted));
+    COHORT_RETURN_IF_ERROR(waitForAll(op, phase, target_, deadline, aborted));
   }
   if (!first) return Status::Ok();
-  // Only the members awaited have described this call: theirs may be mapped
-  // (map(), when a step names them).
-  const int from = member < 0 ? 0 : member, to = member < 0 ? n_ : member + 1;
-  for (int j = from; j < to; ++j) COHORT_RETURN_IF_ERROR(sameCall(j, slot_, fingerprint_, op));
-  std::fill(views_->unmapped.begin() + from, views_->unmapped.begin() + to, 1);
-  return Status::Ok();
-}
-
-int Mesh::map(int j) const {
-  const auto k = static_cast<std::size_t>(j);
+  COHORT_RETURN_IF_ERROR(sameCalls(slot_, fingerprint_, op));
+  if (!published_) return Status::Ok();
   Views& v = *views_;
-  if (v.unmapped[k] == 0) return j;
-  v.unmapped[k] = 0;
-  const auto* m = members_[k];
-  const OpSlot& theirs = region(j).op[slot_];
-  v.in[k] = theirs.input.device == kNoBuffer ? nullptr
-                                             : static_cast<const char*>(m->translate(theirs.input));
-  v.out[k] = theirs.output.device == kNoBuffer ? nullptr
-                                                : static_cast<char*>(m->translate(theirs.output));
-  return j;
+  v.in.assign(static_cast<std::size_t>(n_), nullptr);
+  v.out.assign(static_cast<std::size_t>(n_), nullptr);
+  for (int j = 0; j < n_; ++j) {
+    const auto* m = members_[static_cast<std::size_t>(j)];
+    const OpSlot& theirs = region(j).op[slot_];
+    const auto k = static_cast<std::size_t>(j);
+    if (theirs.input.device != kNoBuffer) v.in[k] = static_cast<const char*>(m->translate(theirs.input));
+    if (theirs.output.device != kNoBuffer) v.out[k] = static_cast<char*>(m->translate(theirs.output));
+  }
+  return Status::Ok();
 }
 
 std::array<std::uint64_t, 4> Mesh::announce(const OpDesc& op) {
@@ -143,15 +133,14 @@ const Schedule& Mesh::scheduleFor(const DirectShape& shape) {
   return schedule_;
 }
 
-// The reduction of a collective that reduces; none for the others (their
-// schedules have no reducing steps).
+// The reduction of a collective that reduces; any valid one for the others
+// (their schedules have no reducing steps).
 static const kernels::Reduction& reductionOf(const OpDesc& op) {
-  static const kernels::Reduction kNone{nullptr, nullptr, 1};
   switch (op.coll) {
     case Coll::kAllReduce: case Coll::kReduceScatter: case Coll::kReduce:
       return kernels::reductionFor(op.type, op.op);
     default:
-      return kNone;
+      return kernels::reductionFor(DataType::kFloat32, ReduceOp::kSum);
   }
 }
 
@@ -160,13 +149,8 @@ Status Mesh::direct(const OpDesc& op, Deadline deadline, const std::atomic<bool>
   const void* in = op.input;
   void* out = op.output;
   if (op.coll == Coll::kBroadcast) in = out;  // one buffer
+  COHORT_RETURN_IF_ERROR(hostFallback(op, inB, outB, &in, &out));
   DirectShape shape;
-  shape.pulled = pulls(op);
-  if (shape.pulled && me_ != op.root) {
-    refs_ = OwnRefs{in, out, {kNoBuffer, 0, 0}, {kNoBuffer, 0, 0}};  // nobody reads them
-  } else {
-    COHORT_RETURN_IF_ERROR(hostFallback(op, inB, outB, &in, &out));
-  }
   shape.coll = op.coll;
   shape.count = op.count;
   shape.elem = op.coll == Coll::kBarrier ? 1 : dataTypeSize(op.type);
@@ -184,16 +168,8 @@ Status Mesh::direct(const OpDesc& op, Deadline deadline, const std::atomic<bool>
   shape.streaming = streams(op);
   const Schedule& sched = scheduleFor(shape);
   const ExecBuffers buffers{i, const_cast<char*>(o), scratchChunk_.data(), this};
-  Status s = executeShared(sched, buffers, reductionOf(op), op, n_, deadline, aborted);
-  if (signalled_ && s.ok()) {
-    // A last signal without a wait: the next call waits for the others there
-    // and checks their call then (settle()).
-    owedTarget_ = target_;
-    owedSlot_ = slot_;
-    owedFingerprint_ = fingerprint_;
-  }
-  signalled_ = false;
-  COHORT_RETURN_IF_ERROR(s);
+  COHORT_RETURN_IF_ERROR(
+      executeShared(sched, buffers, reductionOf(op), op, n_, deadline, aborted));
   if (out != op.output && op.output != nullptr) std::memcpy(op.output, out, outB);
   return Status::Ok();
 }
@@ -280,6 +256,7 @@ Status Mesh::runOnce(const OpDesc& op, Deadline deadline, const std::atomic<bool
   if (op.coll == Coll::kBroadcast && staged(op)) {
     return eagerBroadcast(op, deadline, aborted);
   }
+  if (pulls(op)) return pulledBroadcast(op, deadline, aborted);
   return direct(op, deadline, aborted);
 }
 

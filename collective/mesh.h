@@ -95,7 +95,7 @@ class Mesh final : public SharedGroup {
   /// Whether run() takes a staged path (a few KiB: posted, or an eager
   /// broadcast; no mapping).
   bool staged(const OpDesc& op) const;
-  /// Whether run() takes the pulled broadcast (DirectShape::pulled).
+  /// Whether run() takes pulledBroadcast().
   bool pulls(const OpDesc& op) const;
   /// Before this rank leaves for good (destroy): waits until every member still in the group
   /// has finished every call this rank made, i.e. read what this rank's slots and buffers
@@ -111,13 +111,11 @@ class Mesh final : public SharedGroup {
   // settles the last call if it did not wait for its barrier, then describes
   // this call (fingerprint, buffers) in this rank's operation slot.
   Status signal(const OpDesc& op, const char* phase, bool first, const ExecBuffers& own,
-                bool awaited, Deadline deadline, const std::atomic<bool>& aborted) override;
-  Status wait(const OpDesc& op, const char* phase, bool first, int member, Deadline deadline,
+                Deadline deadline, const std::atomic<bool>& aborted) override;
+  Status wait(const OpDesc& op, const char* phase, bool first, Deadline deadline,
               const std::atomic<bool>& aborted) override;
-  const char* input(int j) const override {
-    return views_->in[static_cast<std::size_t>(map(j))];
-  }
-  char* output(int j) const override { return views_->out[static_cast<std::size_t>(map(j))]; }
+  const char* input(int j) const override { return views_->in[static_cast<std::size_t>(j)]; }
+  char* output(int j) const override { return views_->out[static_cast<std::size_t>(j)]; }
 
  private:
   // The peers' buffers of one op, mapped here; kept between operations so that
@@ -125,13 +123,8 @@ class Mesh final : public SharedGroup {
   struct Views {
     std::vector<const char*> in;
     std::vector<char*> out;
-    // Members whose buffers the call in progress checked (its first wait) and
-    // has not translated yet (map()).
-    std::vector<unsigned char> unmapped;
     std::vector<const char*> staged;  // the members' post slots (reducePosted())
   };
-  /// Translates member j's buffers of this call if not done yet; returns j.
-  int map(int j) const;
   /// Member j's shared region, mapped here.
   MeshRegion& region(int j) const {
     return *static_cast<MeshRegion*>(members_[static_cast<std::size_t>(j)]->region);
@@ -164,14 +157,16 @@ class Mesh final : public SharedGroup {
   /// pulled broadcast), and checks that every member made the same call (the
   /// readers of an eager one checked it already).
   Status settle(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
-  /// Waits until member j (a broadcast's root) arrived at this rank's
-  /// `arrival`-th barrier; fails if it left the communicator instead.
-  Status waitForMember(const OpDesc& op, int j, const char* phase, std::uint64_t arrival,
-                       Deadline deadline, const std::atomic<bool>& aborted);
+  /// Waits until the root arrived at this rank's `arrival`-th barrier.
+  Status waitForRoot(const OpDesc& op, std::uint64_t arrival, Deadline deadline,
+                     const std::atomic<bool>& aborted);
   /// A staged broadcast: the root leaves its data in the next slot of a ring and
   /// goes on, up to kEagerSlots calls ahead of the slowest rank; the others
   /// wait for the root only.
   Status eagerBroadcast(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
+  /// The broadcast on a crowded node: every other rank copies the root's buffer
+  /// once the root arrived, and only the root waits for everyone.
+  Status pulledBroadcast(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   /// Writes this call's fingerprint and sequence into this rank's slot.
   std::array<std::uint64_t, 4> announce(const OpDesc& op);
   /// kMismatch when member j's `slot` describes another call than `fp`, this
@@ -222,12 +217,11 @@ class Mesh final : public SharedGroup {
   bool haveSchedule_ = false;
   Schedule schedule_;
   std::vector<char> scratchChunk_;
-  // The call in progress: the barrier count that means everyone arrived at its
-  // last signal, its fingerprint, and whether that signal has had no wait yet
-  // (at the call's end, the others' arrival there is owed).
+  // Between a call's signal and its wait: the barrier count that means everyone
+  // arrived, the call's fingerprint, and whether it published buffers.
   std::uint64_t target_ = 0;
   std::array<std::uint64_t, 4> fingerprint_{};
-  bool signalled_ = false;
+  bool published_ = false;
   // The buffers hostFallback() settled on for the call in progress, and their
   // references (kNoBuffer for none), which its first signal publishes.
   struct OwnRefs {

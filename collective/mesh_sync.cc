@@ -1,8 +1,7 @@
 // The mesh's synchronisation: barriers on the node-wide counter, the liveness
-// checks of its waits (the wait itself is mesh_wait.h), the wait for one member
-// (a broadcast's root), the small broadcasts whose readers wait for their root
-// only (the eager ring), the settling of a call that did not wait for its
-// barrier (an eager or pulled broadcast), and a leaver's drain.
+// checks of its waits (the wait itself is mesh_wait.h), the broadcasts whose
+// readers wait for their root only (the eager ring, the pulled copy), the
+// settling of a call that did not wait for its barrier, and a leaver's drain.
 // The posted calls' ring is mesh_posted.cc.
 #include <fmt/format.h>
 
@@ -177,20 +176,21 @@ Status Mesh::settle(const OpDesc& op, Deadline deadline, const std::atomic<bool>
   return sameCalls(owedSlot_, owedFingerprint_, op, /*owed=*/true);
 }
 
-Status Mesh::waitForMember(const OpDesc& op, int j, const char* phase, std::uint64_t arrival,
-                           Deadline deadline, const std::atomic<bool>& aborted) {
-  const auto* from = members_[static_cast<std::size_t>(j)];
-  const std::atomic<std::uint64_t>& arrived = region(j).arrive;
-  COHORT_RETURN_IF_ERROR(waitFor(op, phase, deadline, aborted, [&] {
-    return arrived.load(std::memory_order_acquire) >= arrival;
+// Waits until the root arrived at this rank's `arrival`-th barrier; fails if it
+// left the communicator instead (or a member died).
+Status Mesh::waitForRoot(const OpDesc& op, std::uint64_t arrival, Deadline deadline,
+                         const std::atomic<bool>& aborted) {
+  const auto* from = members_[static_cast<std::size_t>(op.root)];
+  const std::atomic<std::uint64_t>& rootArrived = region(op.root).arrive;
+  COHORT_RETURN_IF_ERROR(waitFor(op, "the root's arrival", deadline, aborted, [&] {
+    return rootArrived.load(std::memory_order_acquire) >= arrival;
   }));
-  if (arrived.load(std::memory_order_acquire) != kLeft) return Status::Ok();
+  if (rootArrived.load(std::memory_order_acquire) != kLeft) return Status::Ok();
   COHORT_RETURN_IF_ERROR(crossedCall(op, false));  // it left having posted this call instead
   std::string late;
-  COHORT_RETURN_IF_ERROR(checkPeers(op, phase, &late));
-  return makeError(ErrorCode::kRemoteError, "{}rank {} (process {}) {} during {}",
-                   j == op.root ? "root " : "", from->rank, from->pid, departureText(j),
-                   op.describe());
+  COHORT_RETURN_IF_ERROR(checkPeers(op, "the root's arrival", &late));
+  return makeError(ErrorCode::kRemoteError, "root rank {} (process {}) {} during {}", from->rank,
+                   from->pid, departureText(op.root), op.describe());
 }
 
 // A small broadcast's root needs nobody, its readers only the root. The root
@@ -233,8 +233,7 @@ Status Mesh::eagerBroadcast(const OpDesc& op, Deadline deadline, const std::atom
   // Readers wait for the root's arrival, a root for its readers'.
   lead.sharedWake.notifyIfSleeping();
   if (me_ == op.root) return Status::Ok();
-  COHORT_RETURN_IF_ERROR(
-      waitForMember(op, op.root, "the root's arrival", barriers_, deadline, aborted));
+  COHORT_RETURN_IF_ERROR(waitForRoot(op, barriers_, deadline, aborted));
   if (ring.barrier != barriers_ || !std::equal(fp.begin(), fp.end(), ring.fingerprint)) {
     owedTarget_ = 0;  // the failure is reported now
     owedEager_ = false;
@@ -253,6 +252,41 @@ Status Mesh::eagerBroadcast(const OpDesc& op, Deadline deadline, const std::atom
   }
   if (b > 0) std::memcpy(op.output, ring.data, b);
   return Status::Ok();
+}
+
+Status Mesh::pulledBroadcast(const OpDesc& op, Deadline deadline,
+                             const std::atomic<bool>& aborted) {
+  COHORT_RETURN_IF_ERROR(settle(op, deadline, aborted));
+  const std::size_t b = op.count * dataTypeSize(op.type);
+  const std::size_t slot = slot_;
+  const auto root = static_cast<std::size_t>(op.root);
+  const bool isRoot = me_ == op.root;
+  const void* in = isRoot ? op.output : nullptr;
+  void* unused = nullptr;
+  if (isRoot) COHORT_RETURN_IF_ERROR(hostFallback(op, b, 0, &in, &unused));
+  OpSlot& mine = region(me_).op[slot];
+  // Only the root's buffer is read (b > 0: the root's `in` is set).
+  if (in != nullptr) mine.input = refs_.inRef;  // found by hostFallback
+  const auto fp = announce(op);
+  trace::Span span("mesh", "arrival");
+  const std::uint64_t arrival = barriers_ + 1;
+  arrive();
+  if (isRoot) {
+    region(0).sharedWake.notifyIfSleeping();  // non-roots wait for this arrival
+    // The root's own copy is "done" at once.
+    COHORT_RETURN_IF_ERROR(waitForAll(op, "completion", arrive(), deadline, aborted));
+    return sameCalls(slot, fp, op);
+  }
+  COHORT_RETURN_IF_ERROR(waitForRoot(op, arrival, deadline, aborted));
+  const auto* from = members_[root];
+  Status st = sameCall(op.root, slot, fp, op);
+  if (st.ok() && b > 0) std::memcpy(op.output, from->translate(region(op.root).op[slot].input), b);
+  // The root waits for this arrival (also after a mismatch, which it then finds).
+  owedTarget_ = arrive();
+  owedSlot_ = slot;
+  owedFingerprint_ = fp;
+  if (!st.ok()) owedTarget_ = 0;
+  return st;
 }
 
 // A dead or departed member fails the barrier; *late lists the members that have

@@ -31,10 +31,8 @@ struct Step {
     kReduce,      // dst = dst (op) src
     kCombine,     // dst = src (op) src2: the first step of a reduction over members
     kAverage,     // dst /= the group's size (an average's last step)
-    kSignal,      // this rank arrived at the group's next barrier, named `phase`;
-                  // peer >= 0 (this rank): members wait for it alone (they are woken)
-    kWait,        // every member (peer < 0), or member `peer` alone, arrived at
-                  // this rank's last signal
+    kSignal,      // this rank arrived at the group's next barrier, named `phase`
+    kWait,        // every member arrived at this rank's last signal
   };
   Op op = Op::kCopy;
   int peer = -1;
@@ -54,8 +52,7 @@ struct Step {
 /// A shared schedule (the direct algorithms among the ranks of one node, which
 /// map each other's buffers) has no messages: its steps run in order, members'
 /// buffers are read and written in place, and signal/wait pairs order them; its
-/// first signal carries the call's fingerprint and this rank's buffers. A last
-/// signal without a wait is owed: the group's next call waits for it first.
+/// first signal carries the call's fingerprint and this rank's buffers.
 struct Schedule {
   std::string algorithm;
   std::vector<std::vector<Step>> rounds;

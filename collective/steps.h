@@ -31,14 +31,8 @@ inline Step combine(Range src, Range src2, Range dst, std::size_t bytes) {
 inline Step average(Range dst, std::size_t bytes) {
   return Step{Step::Op::kAverage, -1, {}, dst, bytes};
 }
-/// `awaited`: the rank signalling, which members wait for alone; -1: a barrier.
-inline Step signal(const char* phase, int awaited = -1) {
-  return Step{Step::Op::kSignal, awaited, {}, {}, 0, {}, phase};
-}
-/// `member`: the one member awaited; -1: all of them.
-inline Step wait(const char* phase, int member = -1) {
-  return Step{Step::Op::kWait, member, {}, {}, 0, {}, phase};
-}
+inline Step signal(const char* phase) { return Step{Step::Op::kSignal, -1, {}, {}, 0, {}, phase}; }
+inline Step wait(const char* phase) { return Step{Step::Op::kWait, -1, {}, {}, 0, {}, phase}; }
 inline int mod(int a, int n) { return ((a % n) + n) % n; }
 
 }  // namespace cohort::collective::steps

@@ -6,7 +6,6 @@
 // in place and not, streamed or not.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -31,12 +30,12 @@ struct Rank {
 class VectorGroup final : public SharedGroup {
  public:
   explicit VectorGroup(std::vector<Rank>* ranks) : ranks_(ranks) {}
-  Status signal(const OpDesc&, const char*, bool, const ExecBuffers&, bool, Deadline,
+  Status signal(const OpDesc&, const char*, bool, const ExecBuffers&, Deadline,
                 const std::atomic<bool>&) override {
     ++signals;
     return Status::Ok();
   }
-  Status wait(const OpDesc&, const char*, bool, int, Deadline, const std::atomic<bool>&) override {
+  Status wait(const OpDesc&, const char*, bool, Deadline, const std::atomic<bool>&) override {
     return Status::Ok();
   }
   const char* input(int j) const override { return (*ranks_)[static_cast<std::size_t>(j)].input(); }
@@ -66,15 +65,13 @@ struct Case {
   bool streaming = false;
   ReduceOp op = ReduceOp::kSum;
   bool hierarchical = false;
-  bool pulled = false;
 };
 
 std::string name(const Case& c) {
   return std::string(collName(c.coll)) + " n=" + std::to_string(c.n) +
          " count=" + std::to_string(c.count) + " root=" + std::to_string(c.root) +
          (c.inPlace ? " in place" : "") + (c.streaming ? " streaming" : "") +
-         (c.op == ReduceOp::kAvg ? " avg" : "") + (c.hierarchical ? " hierarchical" : "") +
-         (c.pulled ? " pulled" : "");
+         (c.op == ReduceOp::kAvg ? " avg" : "") + (c.hierarchical ? " hierarchical" : "");
 }
 
 // Runs case `c` on float32 (int32 gives the same data movement); returns the ranks.
@@ -129,7 +126,6 @@ std::vector<Rank> run(const Case& c, const Tuning& tuning, std::vector<Schedule>
     shape.overInput = c.inPlace;
     shape.streaming = c.streaming;
     shape.hierarchical = c.hierarchical;
-    shape.pulled = c.pulled;
     scheds.push_back(directSchedule(r, c.n, shape, tuning));
     EXPECT_TRUE(scheds.back().shared);
     ranks[static_cast<std::size_t>(r)].scratch.assign(scheds.back().scratchBytes + 64, 0);
@@ -137,16 +133,11 @@ std::vector<Rank> run(const Case& c, const Tuning& tuning, std::vector<Schedule>
   VectorGroup group(&ranks);
   const auto& red = kernels::reductionFor(op.type, op.op);
   const std::atomic<bool> abort{false};
-  // Every rank's round k before any rank's round k + 1 (a pulled broadcast's
-  // root has fewer rounds: its completion wait is its second).
-  std::size_t rounds = 0;
-  for (const auto& sched : scheds) rounds = std::max(rounds, sched.rounds.size());
+  const std::size_t rounds = scheds[0].rounds.size();
   for (std::size_t k = 0; k < rounds; ++k) {
     for (int r = 0; r < c.n; ++r) {
       Rank& me = ranks[static_cast<std::size_t>(r)];
-      if (!c.pulled) {
-        EXPECT_EQ(scheds[static_cast<std::size_t>(r)].rounds.size(), rounds) << name(c);
-      }
+      EXPECT_EQ(scheds[static_cast<std::size_t>(r)].rounds.size(), rounds) << name(c);
       // A rank's own input, output and scratch (the steps name members).
       const ExecBuffers b{me.input(), me.out.data(), me.scratch.data(), &group};
       const Status s = executeShared(scheds[static_cast<std::size_t>(r)], b, red, op, c.n,
@@ -260,38 +251,6 @@ TEST(DirectSchedule, HierarchicalNodePartLeavesTheNodeSumEverywhere) {
       }
     }
   }
-}
-
-TEST(DirectSchedule, PulledBroadcastCopiesTheRootsBufferEverywhere) {
-  for (int n : {2, 3, 5}) {
-    for (std::size_t count : {std::size_t{0}, std::size_t{7}, std::size_t{1000}}) {
-      for (int root : {0, n - 1}) {
-        Case c{Coll::kBroadcast, n, count, root};
-        c.pulled = true;
-        check(c, smallChunks());
-      }
-    }
-  }
-}
-
-TEST(DirectSchedule, PulledBroadcastWaitsForTheRootAloneAndOwesItsCompletion) {
-  std::vector<Schedule> scheds;
-  Case c{Coll::kBroadcast, 3, 2, 1};
-  c.pulled = true;
-  run(c, Tuning{}, &scheds);
-  EXPECT_EQ(scheds[1].toString(),
-            "direct\n"
-            "r0: signal arrival\n"
-            "r0: signal completion\n"
-            "r0: wait completion\n");
-  EXPECT_EQ(scheds[1].rounds[0][0].peer, 1);  // the others wait for the root's arrival alone
-  EXPECT_EQ(scheds[2].toString(),
-            "direct\n"
-            "r0: signal arrival\n"
-            "r0: wait the root's arrival\n"
-            "r0: copy 8B m1.out+0 -> out+0\n"
-            "r0: signal completion\n");
-  EXPECT_EQ(scheds[2].rounds[0][1].peer, 1);
 }
 
 TEST(DirectSchedule, BarrierIsOneSignalAndWait) {
