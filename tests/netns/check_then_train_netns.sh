@@ -111,6 +111,17 @@ bad_list() { grep -E '^  [A-Z]+ rank [0-9]+ \(' "$WORK/$1.log" || true; }
 # ---- 1. every link ok: the job trains ---------------------------------------------
 start=$(date +%s)
 run_machines ok
+# A healthy cluster's check may flag a link slow or unstable on a loaded 2-core
+# machine (several 0.4-0.5x dips a day here); the soak counts such false alarms
+# (linkcheck_trust_netns.sh loops). Here one is run again, once, and said; a
+# second alarm fails. A link found unreachable is never run again.
+if [ "${CODES[*]}" != "0 0 0" ] && ! grep -q UNREACHABLE "$WORK"/ok.n*.log &&
+  grep -qE '(SLOW|UNSTABLE) rank' "$WORK/ok.n0.log"; then
+  echo "note: all links up: a false alarm ($(grep -oE '(SLOW|UNSTABLE) rank [0-9]+ .* rank [0-9]+' \
+    "$WORK/ok.n0.log" | head -1 | cut -c1-120)); running the case once more"
+  start=$(date +%s)
+  run_machines ok
+fi
 elapsed=$(($(date +%s) - start))
 [ "${CODES[*]}" = "0 0 0" ] || fail "all links up: exit codes ${CODES[*]}, expected 0 0 0"
 for i in 0 1 2; do
