@@ -163,7 +163,9 @@ class Communicator::Impl {
     std::uint64_t generation = 0;  // 0: nothing checked yet
     bool small = false;            // runsInline's size condition, for `algo`
     collective::Algo algo = collective::Algo::kAuto;
-    bool ownStreamLive = false;    // the communicator's stream_ was found live
+    runtime::StreamCounters counters{};  // the caller's stream's
+    bool ownStreamLive = false;        // the communicator's stream_ was found live
+    runtime::StreamCounters own{};       // stream_'s, read while ownStreamLive
     bool repeats(const collective::OpDesc& o, runtime::Stream* s, std::uint64_t g) const {
       return g == generation && s == stream && o.coll == coll && o.input == input &&
              o.output == output && o.count == count && o.type == type && o.op == op &&

@@ -41,13 +41,12 @@ bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream, b
                                     std::uint64_t enqueued, std::uint64_t completed,
                                     collective::Algo* algo) {
   if (!inlineSmall_ || op.coll == Coll::kSendRecv || launch_ == Launch::kWorker) return false;
-  std::uint64_t commEnqueued = 0, commCompleted = 0;
-  if (!runtime::streamTaskProgress(stream_, &commEnqueued, &commCompleted,
-                                   repeat && checked_.ownStreamLive)
-           .ok()) {
-    return false;
+  if (!(repeat && checked_.ownStreamLive)) {
+    if (!runtime::streamCounters(stream_, &checked_.own).ok()) return false;
+    checked_.ownStreamLive = repeat;
   }
-  if (repeat) checked_.ownStreamLive = true;
+  std::uint64_t commEnqueued = 0, commCompleted = 0;
+  checked_.own.progress(&commEnqueued, &commCompleted);
   // The record of after_ wakes the caller before its stream counts it done: a
   // caller that saw our last queued operation end may find that record the
   // only task left. Counting it as busy queued every later call too, for good

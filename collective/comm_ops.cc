@@ -136,11 +136,16 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   // `known`: checked_ describes this call (repeated, or checked just now).
   const std::uint64_t generation = runtime::resourceGeneration();
   bool known = checked_.repeats(op, stream, generation);
-  if (!known) {
+  runtime::StreamCounters counters;  // the caller's stream's
+  if (known) {
+    counters = checked_.counters;
+  } else {
     COHORT_RETURN_IF_ERROR(validate(op, stream));
+    COHORT_RETURN_IF_ERROR(runtime::streamCounters(stream, &counters));
     if (op.counts.empty() && op.items.empty()) {
       checked_ = CheckedCall{op.coll, op.input, op.output, op.count, op.type,
                              op.op,   op.root,  stream,    generation};
+      checked_.counters = counters;
       known = true;
     }
   }
@@ -156,16 +161,13 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   // operation is our own wait for that operation (which the communicator's
   // in-order stream implies). Skipping it saves a thread hand-off per call.
   std::uint64_t enqueued = 0, completed = 0;
-  COHORT_RETURN_IF_ERROR(runtime::streamTaskProgress(stream, &enqueued, &completed, known));
+  counters.progress(&enqueued, &completed);
   // Completions deferred on the caller's stream (postOp) are older than this
   // call: they run first, unless they are all this communicator's and this
   // call is posted too (the mesh completes its calls in order, and an earlier
   // one whose output this call reads before posting).
   // (Nothing is deferred on a default stream: posting needs a stream.)
-  std::size_t waiting = 0;
-  if (stream != nullptr) {
-    COHORT_RETURN_IF_ERROR(runtime::streamDeferredCount(stream, &waiting, known));
-  }
+  const std::size_t waiting = stream != nullptr ? counters.deferredCount() : 0;
   collective::Algo algo = collective::Algo::kAuto;
   const LaunchMode mode =
       chooseLaunch(op, stream, known, enqueued, completed, tLaunchingSeveral, &algo);
@@ -210,7 +212,8 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   COHORT_RETURN_IF_ERROR(runtime::streamTaskProgress(stream_, &afterRecordedAt_, &commCompleted));
   COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream, after_));
   lastUserStream_ = stream;
-  return runtime::streamTaskProgress(stream, &lastUserEnqueued_, &completed);
+  counters.progress(&lastUserEnqueued_, &completed);
+  return Status::Ok();
 }
 
 Status Communicator::groupStart() {

@@ -7,6 +7,7 @@
 // like the public calls.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -23,11 +24,27 @@ std::uint64_t resourceGeneration();
 
 /// How many tasks were queued on the stream so far and how many have run, without
 /// the deferred completions streamProgress counts too (streamDeferredCount says how
-/// many of those wait). `knownLive`: the caller checked the stream under the
-/// current resourceGeneration(), so it is read without the runtime's lookup
-/// (which takes a lock).
-Status streamTaskProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* completed,
-                          bool knownLive = false);
+/// many of those wait).
+Status streamTaskProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* completed);
+
+/// A stream's counters, for a caller that reads them on every call: the addresses
+/// of what streamTaskProgress and streamDeferredCount report, read inline (a call
+/// across the library that returns a Status cost a small collective 5-7%). They
+/// stay valid while the stream lives, so a caller that checked the stream under
+/// the current resourceGeneration() may read them until that changes.
+struct StreamCounters {
+  const std::atomic<std::uint64_t>* enqueued = nullptr;
+  const std::atomic<std::uint64_t>* completed = nullptr;
+  const std::atomic<std::size_t>* deferred = nullptr;
+  void progress(std::uint64_t* queued, std::uint64_t* done) const {
+    *done = completed->load(std::memory_order_acquire);  // first: it never exceeds queued
+    *queued = enqueued->load(std::memory_order_acquire);
+  }
+  std::size_t deferredCount() const { return deferred->load(std::memory_order_acquire); }
+};
+/// The counters of a stream (which must not be null: the default stream has its
+/// own per device), after the runtime's lookup (which takes a lock).
+Status streamCounters(Stream* stream, StreamCounters* out);
 
 /// Work that a host thread completes instead of the stream's worker: `finish(true)`
 /// completes it, waiting as long as it must; `finish(false)` completes it if it can
@@ -36,14 +53,15 @@ Status streamTaskProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t
 /// thread that synchronizes or queries the stream, or queues more work on it,
 /// runs it there (completions in order, each once; an error fails the stream as
 /// a task's would). Otherwise nothing is queued (*deferred = false). `finish`
-/// must not call stream functions. `knownLive` as for streamTaskProgress.
+/// must not call stream functions. `knownLive`: the caller checked the stream
+/// under the current resourceGeneration(), so it is used without the lookup.
 using HostCompletion = std::function<Status(bool wait)>;
 Status streamDefer(Stream* stream, HostCompletion finish, bool* deferred, bool knownLive = false);
 /// Runs the completions streamDefer left on the stream now, on this thread;
 /// returns the first error.
 Status streamCompleteDeferred(Stream* stream);
 /// How many completions streamDefer left on the stream (not yet run).
-Status streamDeferredCount(Stream* stream, std::size_t* count, bool knownLive = false);
+Status streamDeferredCount(Stream* stream, std::size_t* count);
 
 /// The calling thread's current device id (-1 if none): getDevice without its lock.
 int currentDeviceId();

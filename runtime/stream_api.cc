@@ -98,13 +98,7 @@ Status streamProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* co
   });
 }
 
-Status streamTaskProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* completed,
-                          bool knownLive) {
-  if (knownLive && stream != nullptr && enqueued != nullptr && completed != nullptr) {
-    *completed = stream->completed();  // first: completed never exceeds enqueued
-    *enqueued = stream->enqueued();
-    return Status::Ok();
-  }
+Status streamTaskProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* completed) {
   return apiCall([&](DeviceManager& m) {
     if (enqueued == nullptr || completed == nullptr) {
       return Status(ErrorCode::kInvalidArgument, "streamTaskProgress: null output");
@@ -141,11 +135,17 @@ Status streamCompleteDeferred(Stream* stream) {
   });
 }
 
-Status streamDeferredCount(Stream* stream, std::size_t* count, bool knownLive) {
-  if (knownLive && stream != nullptr && count != nullptr) {
-    *count = stream->deferredCount();
+Status streamCounters(Stream* stream, StreamCounters* out) {
+  return apiCall([&](DeviceManager& m) {
+    if (out == nullptr) return Status(ErrorCode::kInvalidArgument, "streamCounters: null output");
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    *out = s->counters();
     return Status::Ok();
-  }
+  });
+}
+
+Status streamDeferredCount(Stream* stream, std::size_t* count) {
   return apiCall([&](DeviceManager& m) {
     if (count == nullptr) {
       return Status(ErrorCode::kInvalidArgument, "streamDeferredCount: null output");
