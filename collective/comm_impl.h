@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,7 +98,7 @@ class Communicator::Impl {
   /// only when the collective, algorithm or piece count changes).
   const std::string& noteChoice(const collective::OpDesc& op, collective::Algo algo,
                                 std::size_t pieceCount);
-  /// Runs the completions deferred on deferredOn_ (this communicator's and any
+  /// Runs the completions deferred on posted_.on (this communicator's and any
   /// other's there) if this communicator's is pending; ok if none is.
   Status completeDeferred();
   /// The first failure: explained by the failed peer's note, noted for the
@@ -136,17 +137,25 @@ class Communicator::Impl {
   int crossRank_ = 0;
   collective::Topology topo_;
   collective::AlgoOverrides overrides_;
-  runtime::Stream* stream_ = nullptr;
-  runtime::Event* before_ = nullptr;
-  runtime::Event* after_ = nullptr;
   std::uint64_t seq_ = 0;
-  runtime::Stream* lastUserStream_ = nullptr;  // the caller's stream of the last op
-  std::uint64_t lastUserEnqueued_ = 0;         // its task count right after that op
-  std::uint64_t afterRecordedAt_ = 0;          // stream_'s task count right after after_'s record
+  // The worker launch (comm_ops.cc): the communicator's stream, the events that
+  // order it after the caller's work and the caller's stream after it, and where
+  // the last call left both streams. Enqueueing thread only, like enqueue().
+  struct Worker {
+    runtime::Stream* stream = nullptr;
+    runtime::Event* before = nullptr;
+    runtime::Event* after = nullptr;
+    runtime::Stream* lastUserStream = nullptr;  // the caller's stream of the last op
+    std::uint64_t lastUserEnqueued = 0;         // its task count right after that op
+    std::uint64_t afterRecordedAt = 0;          // stream's task count right after after's record
+  } worker_;
   // postOp(): the stream that holds its completion (one for every call posted
-  // until it runs; it captures this communicator), and whether it has not run.
-  runtime::Stream* deferredOn_ = nullptr;
-  std::atomic<bool> deferredPending_{false};
+  // until it runs; it captures this communicator), and whether it has not run
+  // (cleared by whichever thread runs it).
+  struct Posted {
+    runtime::Stream* on = nullptr;
+    std::atomic<bool> pending{false};
+  } posted_;
   // The last fixed-size call that passed validate(), and what runsInline()
   // derived from its arguments alone. A repeat of it (same arguments and
   // stream, runtime::resourceGeneration() unchanged: no buffer or stream can
@@ -164,8 +173,8 @@ class Communicator::Impl {
     bool small = false;            // runsInline's size condition, for `algo`
     collective::Algo algo = collective::Algo::kAuto;
     runtime::StreamCounters counters{};  // the caller's stream's
-    bool ownStreamLive = false;        // the communicator's stream_ was found live
-    runtime::StreamCounters own{};       // stream_'s, read while ownStreamLive
+    bool ownStreamLive = false;          // the communicator's worker_.stream was found live
+    runtime::StreamCounters own{};       // worker_.stream's, read while ownStreamLive
     bool repeats(const collective::OpDesc& o, runtime::Stream* s, std::uint64_t g) const {
       return g == generation && s == stream && o.coll == coll && o.input == input &&
              o.output == output && o.count == count && o.type == type && o.op == op &&
@@ -204,11 +213,13 @@ class Communicator::Impl {
   bool inlineSmall_ = false;
   enum class Launch { kAuto, kWorker, kInline };
   Launch launch_ = Launch::kAuto;  // COHORT_LAUNCH, read at create
-  bool finalized_ = false;    // finalize() ran; finalStatus_ is what it returned
-  Status finalStatus_;
-  mutable std::mutex errorMu_;
-  Status asyncError_;
-  std::atomic<bool> asyncFailed_{false};  // asyncError_ is set (read without the lock)
+  std::optional<Status> finalStatus_;  // what finalize() returned, once it ran
+  // The first asynchronous error (asyncError()), set from any thread.
+  struct FirstError {
+    mutable std::mutex mu;
+    Status error;
+    std::atomic<bool> failed{false};  // error is set (read without the lock)
+  } firstError_;
 
   friend class Communicator;
 };

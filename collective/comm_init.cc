@@ -87,9 +87,9 @@ Status Communicator::Impl::create(std::shared_ptr<transport::Store> store,
   impl->launch_ = launch == "worker"   ? Launch::kWorker
                   : launch == "inline" ? Launch::kInline
                                        : Launch::kAuto;
-  COHORT_RETURN_IF_ERROR(runtime::streamCreate(&impl->stream_));
-  COHORT_RETURN_IF_ERROR(runtime::eventCreate(&impl->before_));
-  COHORT_RETURN_IF_ERROR(runtime::eventCreate(&impl->after_));
+  COHORT_RETURN_IF_ERROR(runtime::streamCreate(&impl->worker_.stream));
+  COHORT_RETURN_IF_ERROR(runtime::eventCreate(&impl->worker_.before));
+  COHORT_RETURN_IF_ERROR(runtime::eventCreate(&impl->worker_.after));
   Status s = impl->connect();
   if (!s.ok()) {
     return makeError(s.code(), "communicator init, rank {} of {} (device {}): {}", rank, size,
@@ -175,19 +175,20 @@ Status Communicator::Impl::scratch(std::size_t bytes, void** out) {
 }
 
 Status Communicator::Impl::finalize() {
-  if (finalized_) return finalStatus_;
-  finalized_ = true;
+  if (finalStatus_) return *finalStatus_;
+  finalStatus_ = Status::Ok();
   log::RankScope logAs(rank);
   (void)completeDeferred();  // they use the mesh (and this object)
   // A failed operation was reported where it ran: this rank has left its peers already.
-  if (stream_ != nullptr) (void)runtime::streamSynchronize(stream_);
+  if (worker_.stream != nullptr) (void)runtime::streamSynchronize(worker_.stream);
   if (mesh_ != nullptr && aborted_.load()) {
     mesh_->abortNow();  // the peers' errors say so
   } else if (mesh_ != nullptr && asyncError().ok()) {
-    finalStatus_ = mesh_->drain(execDeadline(), aborted_);
-    if (!finalStatus_.ok()) COHORT_LOG(kError, "collective", "{}", finalStatus_.toString());
+    Status drained = mesh_->drain(execDeadline(), aborted_);
+    if (!drained.ok()) COHORT_LOG(kError, "collective", "{}", drained.toString());
+    finalStatus_ = std::move(drained);
   }
-  return finalStatus_;
+  return *finalStatus_;
 }
 
 Communicator::Impl::~Impl() {
@@ -202,9 +203,9 @@ Communicator::Impl::~Impl() {
   transports_.all.clear();
   scratch_.release();
   stage_.release();
-  if (before_ != nullptr) (void)runtime::eventDestroy(before_);
-  if (after_ != nullptr) (void)runtime::eventDestroy(after_);
-  if (stream_ != nullptr) (void)runtime::streamDestroy(stream_);
+  if (worker_.before != nullptr) (void)runtime::eventDestroy(worker_.before);
+  if (worker_.after != nullptr) (void)runtime::eventDestroy(worker_.after);
+  if (worker_.stream != nullptr) (void)runtime::streamDestroy(worker_.stream);
 }
 
 Status Communicator::Impl::split(int color, int key, std::unique_ptr<Impl>* out) {
@@ -237,16 +238,16 @@ Status Communicator::Impl::split(int color, int key, std::unique_ptr<Impl>* out)
 void Communicator::Impl::abort() { aborted_.store(true); }
 
 Status Communicator::Impl::asyncError() const {
-  if (!asyncFailed_.load(std::memory_order_acquire)) return Status::Ok();
-  std::lock_guard<std::mutex> lock(errorMu_);
-  return asyncError_;
+  if (!firstError_.failed.load(std::memory_order_acquire)) return Status::Ok();
+  std::lock_guard<std::mutex> lock(firstError_.mu);
+  return firstError_.error;
 }
 
 void Communicator::Impl::setAsyncError(const Status& s) {
-  std::lock_guard<std::mutex> lock(errorMu_);
-  if (asyncError_.ok() && !s.ok()) {
-    asyncError_ = s;
-    asyncFailed_.store(true, std::memory_order_release);
+  std::lock_guard<std::mutex> lock(firstError_.mu);
+  if (firstError_.error.ok() && !s.ok()) {
+    firstError_.error = s;
+    firstError_.failed.store(true, std::memory_order_release);
   }
 }
 

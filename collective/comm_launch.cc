@@ -42,23 +42,24 @@ bool Communicator::Impl::runsInline(const OpDesc& op, runtime::Stream* stream, b
                                     collective::Algo* algo) {
   if (!inlineSmall_ || op.coll == Coll::kSendRecv || launch_ == Launch::kWorker) return false;
   if (!(repeat && checked_.ownStreamLive)) {
-    if (!runtime::streamCounters(stream_, &checked_.own).ok()) return false;
+    if (!runtime::streamCounters(worker_.stream, &checked_.own).ok()) return false;
     checked_.ownStreamLive = repeat;
   }
   std::uint64_t commEnqueued = 0, commCompleted = 0;
   checked_.own.progress(&commEnqueued, &commCompleted);
-  // The record of after_ wakes the caller before its stream counts it done: a
+  // The record of worker_.after wakes the caller before its stream counts it done: a
   // caller that saw our last queued operation end may find that record the
   // only task left. Counting it as busy queued every later call too, for good
   // (4 ranks over tcp: every call handed to the worker, 27 context switches
   // per call instead of 10).
   const bool onlyOurRecordLeft = commCompleted + 1 == commEnqueued &&
-                                 commEnqueued == afterRecordedAt_ &&
-                                 runtime::eventQuery(after_).ok();
+                                 commEnqueued == worker_.afterRecordedAt &&
+                                 runtime::eventQuery(worker_.after).ok();
   if (commCompleted != commEnqueued && !onlyOurRecordLeft) return false;
   // Our last operation's wait is the only thing left on the caller's stream,
   // and it is satisfied since our stream is idle.
-  if (completed != enqueued && !(stream == lastUserStream_ && enqueued == lastUserEnqueued_)) {
+  if (completed != enqueued &&
+      !(stream == worker_.lastUserStream && enqueued == worker_.lastUserEnqueued)) {
     return false;
   }
   if (runtime::currentDeviceId() != device) return false;

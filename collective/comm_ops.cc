@@ -171,8 +171,8 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   collective::Algo algo = collective::Algo::kAuto;
   const LaunchMode mode =
       chooseLaunch(op, stream, known, enqueued, completed, tLaunchingSeveral, &algo);
-  const std::size_t ours = deferredPending_.load() ? 1 : 0;  // our completion on deferredOn_
-  if (waiting > 0 && !(mode == LaunchMode::kPosted && stream == deferredOn_ && waiting == ours)) {
+  const std::size_t ours = posted_.pending.load() ? 1 : 0;  // our completion on posted_.on
+  if (waiting > 0 && !(mode == LaunchMode::kPosted && stream == posted_.on && waiting == ours)) {
     (void)runtime::streamCompleteDeferred(stream);  // a failure is asyncError()'s too
     const Status earlier = asyncError();
     if (!earlier.ok()) {
@@ -193,12 +193,13 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
     }
     return s;
   }
-  if (completed != enqueued && !(stream == lastUserStream_ && enqueued == lastUserEnqueued_)) {
-    COHORT_RETURN_IF_ERROR(runtime::eventRecord(before_, stream));
-    COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream_, before_));
+  if (completed != enqueued &&
+      !(stream == worker_.lastUserStream && enqueued == worker_.lastUserEnqueued)) {
+    COHORT_RETURN_IF_ERROR(runtime::eventRecord(worker_.before, stream));
+    COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(worker_.stream, worker_.before));
   }
   const std::uint64_t historyId = history_->queued(op);
-  Status launched = runtime::launchKernel(stream_, [this, op, historyId](runtime::Stream*) {
+  Status launched = runtime::launchKernel(worker_.stream, [this, op, historyId](runtime::Stream*) {
     Status s = runOp(op, historyId);
     if (!s.ok()) setAsyncError(s);
     return s;
@@ -207,12 +208,13 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
     history_->finished(historyId, launched);
     return launched;
   }
-  COHORT_RETURN_IF_ERROR(runtime::eventRecord(after_, stream_));
+  COHORT_RETURN_IF_ERROR(runtime::eventRecord(worker_.after, worker_.stream));
   std::uint64_t commCompleted = 0;
-  COHORT_RETURN_IF_ERROR(runtime::streamTaskProgress(stream_, &afterRecordedAt_, &commCompleted));
-  COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream, after_));
-  lastUserStream_ = stream;
-  counters.progress(&lastUserEnqueued_, &completed);
+  COHORT_RETURN_IF_ERROR(
+      runtime::streamTaskProgress(worker_.stream, &worker_.afterRecordedAt, &commCompleted));
+  COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream, worker_.after));
+  worker_.lastUserStream = stream;
+  counters.progress(&worker_.lastUserEnqueued, &completed);
   return Status::Ok();
 }
 

@@ -124,7 +124,7 @@ std::string Communicator::lastChoice() const {
 }
 void Communicator::abort() { impl_->abort(); }
 Status Communicator::setAlgorithm(const std::string& spec) {
-  Status s = runtime::streamSynchronize(impl_->stream_);
+  Status s = runtime::streamSynchronize(impl_->worker_.stream);
   if (!s.ok()) return recordError(s);
   impl_->checked_ = Impl::CheckedCall{};  // it holds the algorithm the last call chose
   return recordError(collective::AlgoOverrides::parse(spec, &impl_->overrides_));

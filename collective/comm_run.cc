@@ -253,7 +253,7 @@ Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId, Algo
 Status Communicator::Impl::postOp(const OpDesc& op, runtime::Stream* stream, bool knownLive) {
   log::RankScope logAs(rank);
   // Completions deferred on another stream first: one stream holds them all.
-  if (deferredOn_ != stream && deferredPending_.load()) {
+  if (posted_.on != stream && posted_.pending.load()) {
     COHORT_RETURN_IF_ERROR(completeDeferred());
   }
   const std::uint64_t historyId = history_->reserve();
@@ -271,23 +271,23 @@ Status Communicator::Impl::postOp(const OpDesc& op, runtime::Stream* stream, boo
   // on the stream completes every call posted before it runs.
   if (!closer) return Status::Ok();
   bool deferred = false;
-  deferredPending_.store(true);
-  deferredOn_ = stream;
+  posted_.pending.store(true);
+  posted_.on = stream;
   runtime::HostCompletion finish = [this](bool wait) {
     Status done = mesh_->complete(collective::Mesh::kAllPosted, wait, aborted_, true);
-    if (done.code() != ErrorCode::kNotReady) deferredPending_.store(false);
+    if (done.code() != ErrorCode::kNotReady) posted_.pending.store(false);
     return done;
   };
   s = runtime::streamDefer(stream, std::move(finish), &deferred, knownLive);
   if (s.ok() && deferred) return Status::Ok();
-  deferredPending_.store(false);
+  posted_.pending.store(false);
   Status done = mesh_->complete(collective::Mesh::kAllPosted, true, aborted_, true);
   return s.ok() ? done : s;
 }
 
 Status Communicator::Impl::completeDeferred() {
-  if (!deferredPending_.load() || deferredOn_ == nullptr) return Status::Ok();
-  return runtime::streamCompleteDeferred(deferredOn_);
+  if (!posted_.pending.load() || posted_.on == nullptr) return Status::Ok();
+  return runtime::streamCompleteDeferred(posted_.on);
 }
 
 Status Communicator::Impl::concludeOp(const OpDesc& op, std::uint64_t historyId, Status s,
