@@ -151,8 +151,41 @@ class WaitWord {
   }
   template <typename Ready>
   bool waitUntil(Ready&& ready, Deadline deadline, const WaitPolicy& policy) {
+    return waitSince(std::forward<Ready>(ready), deadline, policy, Clock::now(),
+                     policy.spinNs > 0);
+  }
+
+  /// The outer loop of a wait that must look at more than its condition now
+  /// and then (whether a peer died or left, an abort, the deadline): waitUntil
+  /// in slices of at most `every`, and after each slice that ended with ready()
+  /// false, between(): std::nullopt waits on, a Status ends the wait with it
+  /// (ok: nothing is left to wait for). between() owns the deadline: it must
+  /// return a Status once `deadline` passed. Ok as soon as ready() holds. The
+  /// policy's stages run once over the whole wait, not again in every slice
+  /// (a slice shorter than the yield stage would otherwise never sleep).
+  template <typename Ready, typename Between>
+  Status waitChecked(Ready&& ready, Deadline deadline, const WaitPolicy& policy,
+                     std::chrono::nanoseconds every, Between&& between) {
     const auto start = Clock::now();
-    bool spinning = policy.spinNs > 0;
+    bool first = true;
+    for (;;) {
+      Deadline slice = Deadline::after(every);
+      if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
+      // A slice is far longer than the spin stage: only the first spins.
+      if (waitSince(ready, slice, policy, start, first && policy.spinNs > 0)) return Status::Ok();
+      first = false;
+      if (std::optional<Status> s = between()) return *s;
+    }
+  }
+
+ private:
+  static void relax() { __builtin_ia32_pause(); }
+
+  // waitUntil for a wait that began at `start` (its stages count from there),
+  // still in its spin stage if `spinning`.
+  template <typename Ready>
+  bool waitSince(Ready&& ready, Deadline deadline, const WaitPolicy& policy,
+                 Clock::time_point start, bool spinning) {
     for (std::uint32_t i = 0;; ++i) {
       if (ready()) return true;
       if (spinning && (i & 63) != 0) {
@@ -175,25 +208,6 @@ class WaitWord {
       sleepers_.fetch_sub(1, std::memory_order_seq_cst);
     }
   }
-  /// The outer loop of a wait that must look at more than its condition now
-  /// and then (whether a peer died or left, an abort, the deadline): waitUntil
-  /// in slices of at most `every`, and after each slice that ended with ready()
-  /// false, between(): std::nullopt waits on, a Status ends the wait with it
-  /// (ok: nothing is left to wait for). between() owns the deadline: it must
-  /// return a Status once `deadline` passed. Ok as soon as ready() holds.
-  template <typename Ready, typename Between>
-  Status waitChecked(Ready&& ready, Deadline deadline, const WaitPolicy& policy,
-                     std::chrono::nanoseconds every, Between&& between) {
-    for (;;) {
-      Deadline slice = Deadline::after(every);
-      if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
-      if (waitUntil(ready, slice, policy)) return Status::Ok();
-      if (std::optional<Status> s = between()) return *s;
-    }
-  }
-
- private:
-  static void relax() { __builtin_ia32_pause(); }
 
   std::atomic<std::uint32_t> seq_{0};
   std::atomic<std::uint32_t> sleepers_{0};

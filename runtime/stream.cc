@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <thread>
 
 #include "common/trace.h"
@@ -283,27 +284,22 @@ constexpr std::chrono::microseconds kDeferredPollSleep{200};
 
 Status Stream::synchronize(Deadline deadline) {
   // Deferred completions first (an error fails the stream: reported below);
-  // with a deadline, polled, so that it holds for them too: yielding for the
-  // wait policy's spin and yield stages, then sleeping in short slices (a
-  // completion waits for other processes, which give no wake-up to sleep on).
+  // with a deadline, polled, so that it holds for them too: the wait policy's
+  // spin and yield stages, then sleeps of at most kDeferredPollSleep (a
+  // completion waits for other processes, which give no wake-up: doneWord_ is
+  // only something to sleep on).
   if (deadline.isNever()) {
     (void)completeDeferred(true);
   } else {
     static thread_local const WaitPolicy policy = WaitPolicy::fromConfig();
-    const auto start = Clock::now();
-    while (completeDeferred(false).code() == ErrorCode::kNotReady) {
-      const auto now = Clock::now();
-      if (now >= deadline.at()) {
-        return makeError(ErrorCode::kTimeout,
-                         "synchronize of {} timed out with {} deferred completion(s) pending",
-                         name(), deferredCount());
-      }
-      if (std::chrono::nanoseconds(now - start).count() < policy.spinNs + policy.yieldNs) {
-        std::this_thread::yield();
-      } else {
-        std::this_thread::sleep_until(std::min(deadline.at(), now + kDeferredPollSleep));
-      }
-    }
+    COHORT_RETURN_IF_ERROR(doneWord_.waitChecked(
+        [&] { return completeDeferred(false).code() != ErrorCode::kNotReady; }, deadline, policy,
+        kDeferredPollSleep, [&]() -> std::optional<Status> {
+          if (!deadline.expired()) return std::nullopt;
+          return makeError(ErrorCode::kTimeout,
+                           "synchronize of {} timed out with {} deferred completion(s) pending",
+                           name(), deferredCount());
+        }));
   }
   const std::uint64_t target = enqueued_.load(std::memory_order_acquire);
   const std::uint64_t interruptions = this->interruptions();

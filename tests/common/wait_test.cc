@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -127,6 +129,52 @@ TEST(WaitWordTest, DeadlineExpires) {
   const auto waited = Clock::now() - start;
   EXPECT_GE(waited, std::chrono::milliseconds(50));
   EXPECT_LT(waited, std::chrono::seconds(2));
+}
+
+// waitChecked: ok once ready, between()'s status otherwise, called after each
+// slice that ended unready.
+TEST(WaitWordTest, WaitCheckedEndsWithReadyOrWithBetween) {
+  WaitWord word;
+  const WaitPolicy policy{0, 0};
+  int calls = 0;
+  EXPECT_TRUE(word.waitChecked([] { return true; }, Deadline::never(), policy,
+                               std::chrono::milliseconds(1), [&]() -> std::optional<Status> {
+                                 ++calls;
+                                 return std::nullopt;
+                               })
+                  .ok());
+  EXPECT_EQ(calls, 0);
+  const Status s = word.waitChecked(
+      [] { return false; }, Deadline::never(), policy, std::chrono::milliseconds(1),
+      [&]() -> std::optional<Status> {
+        if (++calls < 3) return std::nullopt;
+        return Status(ErrorCode::kTimeout, "third slice");
+      });
+  EXPECT_EQ(s.code(), ErrorCode::kTimeout);
+  EXPECT_EQ(calls, 3);
+}
+
+// The policy's stages run once over a waitChecked, not in every slice: with
+// slices shorter than the yield stage, a wait that restarted them would yield
+// (and burn its processor) for the whole wait instead of sleeping.
+TEST(WaitWordTest, WaitCheckedSleepsOncePastTheYieldStage) {
+  WaitWord word;
+  const WaitPolicy policy{0, 20'000'000};  // no spin, a 20 ms yield stage
+  const auto cpu = [] {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
+  };
+  const auto cpuBefore = cpu();
+  const Deadline end = Deadline::after(std::chrono::milliseconds(300));
+  const Status s = word.waitChecked([] { return false; }, Deadline::never(), policy,
+                                    std::chrono::milliseconds(5), [&]() -> std::optional<Status> {
+                                      if (!end.expired()) return std::nullopt;
+                                      return Status::Ok();
+                                    });
+  EXPECT_TRUE(s.ok());
+  // About 20 ms of yields, then sleeps; restarting the stages took ~300 ms.
+  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(cpu() - cpuBefore).count(), 150);
 }
 
 TEST(WaitWordTest, ManyWaitersManyRounds) {
