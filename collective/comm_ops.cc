@@ -136,18 +136,20 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   // `known`: checked_ describes this call (repeated, or checked just now).
   const std::uint64_t generation = runtime::resourceGeneration();
   bool known = checked_.repeats(op, stream, generation);
-  runtime::StreamCounters counters;  // the caller's stream's
-  if (known) {
-    counters = checked_.counters;
-  } else {
+  if (!known) {
     COHORT_RETURN_IF_ERROR(validate(op, stream));
-    COHORT_RETURN_IF_ERROR(runtime::streamCounters(stream, &counters));
     if (op.counts.empty() && op.items.empty()) {
       checked_ = CheckedCall{op.coll, op.input, op.output, op.count, op.type,
                              op.op,   op.root,  stream,    generation};
-      checked_.counters = counters;
       known = true;
     }
+  }
+  // The caller's stream's counters: found once per checked call, except for the
+  // default stream (null), which is the current device's, looked up every time.
+  runtime::StreamCounters counters = checked_.counters;
+  if (!known || stream == nullptr || counters.enqueued == nullptr) {
+    COHORT_RETURN_IF_ERROR(runtime::streamCounters(stream, &counters));
+    if (known && stream != nullptr) checked_.counters = counters;
   }
   if (tGroupDepth > 0) {
     tGroup.push_back(Pending{this, std::move(op), stream});

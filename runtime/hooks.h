@@ -42,8 +42,8 @@ struct StreamCounters {
   }
   std::size_t deferredCount() const { return deferred->load(std::memory_order_acquire); }
 };
-/// The counters of a stream (which must not be null: the default stream has its
-/// own per device), after the runtime's lookup (which takes a lock).
+/// The counters of a stream (null: the calling thread's device's default stream),
+/// after the runtime's lookup (which takes a lock).
 Status streamCounters(Stream* stream, StreamCounters* out);
 
 /// Work that a host thread completes instead of the stream's worker: `finish(true)`
