@@ -1,6 +1,5 @@
 #include "runtime/stream.h"
 
-#include <algorithm>
 #include <exception>
 #include <optional>
 #include <thread>

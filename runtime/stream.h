@@ -68,7 +68,9 @@ class Stream {
   std::uint64_t enqueued() const { return enqueued_.load(std::memory_order_acquire); }
   std::uint64_t completed() const { return completed_.load(std::memory_order_acquire); }
   /// streamCounters(): where the two above and deferredCount() are kept.
-  StreamCounters counters() const { return StreamCounters{&enqueued_, &completed_, &deferredCount_}; }
+  StreamCounters counters() const {
+    return StreamCounters{&enqueued_, &completed_, &deferredCount_};
+  }
   /// streamProgress(): tasks and deferred completions together, completed read
   /// first (it never exceeds enqueued).
   void progress(std::uint64_t* enqueued, std::uint64_t* completed) const;

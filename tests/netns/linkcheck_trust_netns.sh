@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Link checks you can trust (issue 29): no false alarm on a healthy cluster, the
 # degraded link caught, a stopped peer named. The short run (the default suite)
-# runs a healthy check that alarms once more, once; loops counts every alarm. Every "machine" is a network
-# namespace on this box (tests/netns/linkcheck_cluster.sh).
+# runs a healthy check that alarms once more, once; loops counts every alarm.
+# Every "machine" is a network namespace on this box
+# (tests/netns/linkcheck_cluster.sh).
 #
 #   linkcheck_trust_netns.sh short PATH/TO/cohort-linkcheck   one run of each case
 #   linkcheck_trust_netns.sh loops PATH/TO/cohort-linkcheck   the issue's figures:
@@ -77,12 +78,15 @@ check() {
   done
 }
 
+# Whether every rank of the last check exited 0.
+all_ok() { [ "${CODES[*]}" = "$(printf '0 %.0s' "${CODES[@]}" | sed 's/ $//')" ]; }
+
 # Per case and threshold: checks, false alarms, longest check, per-link ratios.
 declare -A CHECKS ALARMS LONGEST LOW HIGH
 record() {  # record KEY: after a healthy check
   local key=$1 ratios
   CHECKS[$key]=$((${CHECKS[$key]:-0} + 1))
-  if [ "${CODES[*]}" != "$(printf '0 %.0s' "${CODES[@]}" | sed 's/ $//')" ]; then
+  if ! all_ok; then
     ALARMS[$key]=$((${ALARMS[$key]:-0} + 1))
     echo "false alarm ($key): exit codes ${CODES[*]}"
     grep -E '^  (SLOW|UNSTABLE|UNREACHABLE|BAD|PROBLEM)' "$WORK/$LAST.rank0.log" | head -5
@@ -138,15 +142,13 @@ healthy() {  # healthy HOG_LABEL
         if [ "$MODE" = short ]; then
           # One false alarm (a link flagged slow or unstable on a loaded 2-core
           # machine) is run again, once, and said; loops counts every one.
-          if [ "${CODES[*]}" != "$(printf '0 %.0s' "${CODES[@]}" | sed 's/ $//')" ] &&
-            ! grep -q UNREACHABLE "$WORK/$LAST.rank0.log"; then
+          if ! all_ok && ! grep -q UNREACHABLE "$WORK/$LAST.rank0.log"; then
             echo "note: $key: a false alarm ($(grep -oE '^  (SLOW|UNSTABLE) rank [0-9]+' \
               "$WORK/$LAST.rank0.log" | head -1)); running the check once more"
             # shellcheck disable=SC2086  # the thresholds, split on purpose
             check "$c" "$WORK/$c.table" $args
           fi
-          [ "${CODES[*]}" = "$(printf '0 %.0s' "${CODES[@]}" | sed 's/ $//')" ] ||
-            fail "$key: a healthy check exited ${CODES[*]}"
+          all_ok || fail "$key: a healthy check exited ${CODES[*]}"
           if [ $c = tcp2x2 ]; then
             [[ $(link_line "$LAST" 0 2) == *'"transport":"tcp"'* ]] || fail "$key: 0-2 is not tcp"
             [[ $(link_line "$LAST" 2 3) == *'"transport":"shm"'* ]] || fail "$key: 2-3 is not shm"
