@@ -14,6 +14,7 @@
 
 #include "cohort/communicator.h"
 #include "collective/device_area.h"
+#include "collective/hierarchy_plan.h"
 #include "collective/mesh.h"
 #include "collective/op.h"
 #include "collective/op_history.h"
@@ -110,10 +111,9 @@ class Communicator::Impl {
   Status runSendRecv(const collective::OpDesc& op, Deadline deadline);
   // hierarchy.cc
   Status runHierarchical(const collective::OpDesc& op, Deadline deadline);
-  Status hierarchicalBroadcast(const collective::OpDesc& op, Deadline deadline);
-  Status hierarchicalReduce(const collective::OpDesc& op, Deadline deadline);
-  Status hierarchicalAllGather(const collective::OpDesc& op, Deadline deadline);
-  Status hierarchicalReduceScatter(const collective::OpDesc& op, Deadline deadline);
+  /// Parts [from, to) of `plan`; `slice`: the block an enclosing node allreduce hands over.
+  Status runParts(const collective::OpDesc& op, const collective::HierPlan& plan, std::size_t from,
+                  std::size_t to, char* staging, char* slice, Deadline deadline);
   Status runCross(const collective::Schedule& sched, const collective::OpDesc& op, const char* in,
                   char* out, Deadline deadline);
   int crossIndexOf(int r) const;

@@ -1,20 +1,12 @@
-// Hierarchical collectives (and buildGroups, the groups they run over), for
-// ranks on several nodes with the same number on each: the node's ranks work through the mesh (shared memory), and only ranks
-// with the same local index talk across nodes, each carrying its share.
-//   allreduce      node reduce-scatter, cross allreduce of each slice, node allgather
-//   broadcast      cross broadcast among the root's local index, node broadcast
-//   reduce         node reduce to the root's local index, cross reduce to its node
-//   allgather      cross allgather of own blocks (into their places), then one node
-//                  allgather per node's part            (ranks numbered node by node)
-//   reducescatter  one node reduce-scatter per node's part, cross reduce-scatter
-//                  of the node sums                     (ranks numbered node by node)
-// Averages are sums until the end, divided once by the world size.
-#include <fmt/format.h>
-
+// Hierarchical collectives, for ranks on several nodes with the same number on
+// each: buildGroups makes the groups they run over (the node's mesh, the
+// cross-node group of this local index), collective/hierarchy_plan.h says what
+// each rank runs, and runParts runs it.
 #include <cstring>
 
 #include "collective/comm_impl.h"
 #include "collective/executor.h"
+#include "collective/hierarchy_plan.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -23,6 +15,10 @@
 namespace cohort {
 
 using collective::Coll;
+using collective::HierBuf;
+using collective::HierPart;
+using collective::HierPlan;
+using collective::HierRef;
 using collective::OpDesc;
 using collective::Schedule;
 
@@ -110,121 +106,95 @@ Status Communicator::Impl::runCross(const Schedule& sched, const OpDesc& op, con
                              rank, deadline, &aborted_, topo_.tuning);
 }
 
-Status Communicator::Impl::runHierarchical(const OpDesc& op, Deadline deadline) {
-  const std::size_t e = dataTypeSize(op.type);
-  const int n = static_cast<int>(crossConns_.size());
-  switch (op.coll) {
-    case Coll::kAllReduce: {
-      auto inter = [&](char* slice, std::size_t count) -> Status {
-        if (n < 2) return Status::Ok();
-        const Schedule sched =
-            count * e <= topo_.tuning.crossHalvingDoublingMax
-                ? collective::halvingDoublingAllReduce(crossRank_, n, count, e, true)
-                : collective::ringAllReduce(crossRank_, n, count, e, true,
-                                            topo_.tuning.ringChunkBytes);
-        return runCross(sched, part(op, Coll::kAllReduce, slice, slice, count, 0), slice, slice,
-                        deadline);
-      };
-      return mesh_->hierarchicalAllReduce(op, size, inter, deadline, aborted_);
+// Runs parts [from, to) of `plan`; `slice` is the block that an enclosing
+// node allreduce handed over (null outside one).
+Status Communicator::Impl::runParts(const OpDesc& op, const HierPlan& plan, std::size_t from,
+                                    std::size_t to, char* staging, char* slice, Deadline deadline) {
+  auto at = [&](const HierRef& r) -> char* {
+    char* base = nullptr;
+    switch (r.buf) {
+      case HierBuf::kNone:
+        return nullptr;
+      case HierBuf::kInput:
+        base = static_cast<char*>(const_cast<void*>(op.input));
+        break;
+      case HierBuf::kOutput:
+        base = static_cast<char*>(op.output);
+        break;
+      case HierBuf::kStaging:
+        base = staging;
+        break;
+      case HierBuf::kSlice:
+        base = slice;
+        break;
     }
-    case Coll::kBroadcast: return hierarchicalBroadcast(op, deadline);
-    case Coll::kReduce: return hierarchicalReduce(op, deadline);
-    case Coll::kAllGather: return hierarchicalAllGather(op, deadline);
-    case Coll::kReduceScatter: return hierarchicalReduceScatter(op, deadline);
-    default:
-      return makeError(ErrorCode::kInternal, "no hierarchical {}", collName(op.coll));
-  }
-}
-
-Status Communicator::Impl::hierarchicalBroadcast(const OpDesc& op, Deadline deadline) {
-  const std::size_t e = dataTypeSize(op.type);
-  const int rootLocal = peers_[static_cast<std::size_t>(op.root)].localIndex;
-  char* buf = static_cast<char*>(op.output);
-  if (localRank == rootLocal) {
-    const Schedule sched = collective::treeBroadcast(
-        crossRank_, static_cast<int>(crossConns_.size()), crossIndexOf(op.root), op.count, e);
-    COHORT_RETURN_IF_ERROR(runCross(
-        sched, part(op, Coll::kBroadcast, buf, buf, op.count, crossIndexOf(op.root)), buf, buf,
-        deadline));
-  }
-  return mesh_->run(part(op, Coll::kBroadcast, buf, buf, op.count, rootLocal), deadline, aborted_);
-}
-
-Status Communicator::Impl::hierarchicalReduce(const OpDesc& op, Deadline deadline) {
-  const std::size_t e = dataTypeSize(op.type);
-  const int rootLocal = peers_[static_cast<std::size_t>(op.root)].localIndex;
-  const int rootNode = crossIndexOf(op.root);
-  // The node's sum lands at the root's local index: in the output on the root,
-  // in staging elsewhere.
-  char* sum = static_cast<char*>(op.output);
-  if (localRank == rootLocal && rank != op.root) {
-    void* p = nullptr;
-    COHORT_RETURN_IF_ERROR(stage(op.count * e, &p));
-    sum = static_cast<char*>(p);
-  }
-  COHORT_RETURN_IF_ERROR(mesh_->run(
-      part(op, Coll::kReduce, op.input, localRank == rootLocal ? sum : nullptr, op.count, rootLocal),
-      deadline, aborted_));
-  if (localRank != rootLocal) return Status::Ok();
-  const Schedule sched = collective::treeReduce(crossRank_, static_cast<int>(crossConns_.size()),
-                                                rootNode, op.count, e, true);
-  COHORT_RETURN_IF_ERROR(runCross(sched, part(op, Coll::kReduce, sum, sum, op.count, rootNode), sum,
-                                  sum, deadline));
-  if (rank == op.root && op.op == ReduceOp::kAvg) {
-    kernels::finishAverage(op.output, op.count, op.type, size);
+    return base + r.offset;
+  };
+  for (std::size_t i = from; i < to; ++i) {
+    const HierPart& p = plan.parts[i];
+    switch (p.kind) {
+      case HierPart::Kind::kNode:
+        COHORT_RETURN_IF_ERROR(
+            mesh_->run(part(op, p.coll, at(p.in), at(p.out), p.count, p.root), deadline, aborted_));
+        break;
+      case HierPart::Kind::kNodeOpen: {
+        std::size_t close = i + 1;
+        while (close < to && plan.parts[close].kind != HierPart::Kind::kNodeClose) ++close;
+        COHORT_CHECK(close < to);
+        auto inside = [&](char* block, std::size_t count) {
+          COHORT_CHECK(count == collective::blockOf(op.count, localSize, localRank).count);
+          return runParts(op, plan, i + 1, close, staging, block, deadline);
+        };
+        OpDesc node = op;
+        node.input = at(p.in);
+        node.output = at(p.out);
+        COHORT_RETURN_IF_ERROR(mesh_->hierarchicalAllReduce(node, inside, deadline, aborted_));
+        i = close;
+        break;
+      }
+      case HierPart::Kind::kNodeClose:
+        return makeError(ErrorCode::kInternal, "a hierarchical plan closes a part it did not open");
+      case HierPart::Kind::kCross: {
+        char* in = at(p.in);
+        char* out = at(p.out);
+        COHORT_RETURN_IF_ERROR(
+            runCross(p.schedule, part(op, p.coll, in, out, p.count, p.root), in, out, deadline));
+        break;
+      }
+      case HierPart::Kind::kMove:
+        if (p.bytes > 0 && at(p.in) != at(p.out)) std::memmove(at(p.out), at(p.in), p.bytes);
+        break;
+      case HierPart::Kind::kAverage:
+        kernels::finishAverage(at(p.out), p.count, op.type, size);
+        break;
+    }
   }
   return Status::Ok();
 }
 
-Status Communicator::Impl::hierarchicalAllGather(const OpDesc& op, Deadline deadline) {
-  const std::size_t e = dataTypeSize(op.type);
-  const std::size_t block = op.count * e;
-  const std::size_t nodeBytes = block * static_cast<std::size_t>(localSize);
-  char* out = static_cast<char*>(op.output);
-  char* mine = out + block * static_cast<std::size_t>(rank);
-  // Own block into its place, then the blocks of the same local index on the
-  // other nodes into theirs (a ring whose blocks lie one node apart).
-  if (mine != op.input && block > 0) std::memmove(mine, op.input, block);
-  const Schedule sched =
-      collective::ringAllGather(crossRank_, static_cast<int>(crossConns_.size()), op.count, e,
-                                true, nodeBytes);
-  char* first = out + block * static_cast<std::size_t>(localRank);
-  COHORT_RETURN_IF_ERROR(
-      runCross(sched, part(op, Coll::kAllGather, first, first, op.count, 0), first, first, deadline));
-  for (std::size_t node = 0; node < crossConns_.size(); ++node) {
-    char* chunk = out + node * nodeBytes;
-    COHORT_RETURN_IF_ERROR(mesh_->run(
-        part(op, Coll::kAllGather, chunk + block * static_cast<std::size_t>(localRank), chunk,
-             op.count, 0),
-        deadline, aborted_));
+Status Communicator::Impl::runHierarchical(const OpDesc& op, Deadline deadline) {
+  collective::HierShape shape;
+  shape.coll = op.coll;
+  shape.count = op.count;
+  shape.elem = dataTypeSize(op.type);
+  shape.average = op.op == ReduceOp::kAvg;
+  shape.rank = rank;
+  shape.size = size;
+  shape.localRank = localRank;
+  shape.localSize = localSize;
+  shape.crossRank = crossRank_;
+  shape.nodes = static_cast<int>(crossConns_.size());
+  shape.root = op.root;
+  shape.rootLocal = peers_[static_cast<std::size_t>(op.root)].localIndex;
+  shape.rootNode = crossIndexOf(op.root);
+  const HierPlan plan =
+      collective::hierarchicalPlan(shape, topo_.tuning, Config::global().buffSize);
+  if (plan.parts.empty()) {
+    return makeError(ErrorCode::kInternal, "no hierarchical {}", collName(op.coll));
   }
-  return Status::Ok();
+  void* staging = nullptr;
+  if (plan.stagingBytes > 0) COHORT_RETURN_IF_ERROR(stage(plan.stagingBytes, &staging));
+  return runParts(op, plan, 0, plan.parts.size(), static_cast<char*>(staging), nullptr, deadline);
 }
-
-Status Communicator::Impl::hierarchicalReduceScatter(const OpDesc& op, Deadline deadline) {
-  const std::size_t e = dataTypeSize(op.type);
-  const std::size_t block = op.count * e;
-  const std::size_t nodes = crossConns_.size();
-  const std::size_t nodeBytes = block * static_cast<std::size_t>(localSize);
-  // sums[m]: this local index's block of node m, summed over this node.
-  void* p = nullptr;
-  COHORT_RETURN_IF_ERROR(stage(nodes * block, &p));
-  char* sums = static_cast<char*>(p);
-  const char* in = static_cast<const char*>(op.input);
-  for (std::size_t m = 0; m < nodes; ++m) {
-    COHORT_RETURN_IF_ERROR(mesh_->run(
-        part(op, Coll::kReduceScatter, in + m * nodeBytes, sums + m * block, op.count, 0),
-        deadline, aborted_));
-  }
-  const std::size_t limit = Config::global().buffSize;
-  const std::size_t room = limit > nodes * block ? limit - nodes * block : 0;
-  const Schedule sched = collective::ringReduceScatter(crossRank_, static_cast<int>(nodes),
-                                                       op.count, e, room / 2);
-  COHORT_RETURN_IF_ERROR(runCross(sched, part(op, Coll::kReduceScatter, sums, op.output, op.count, 0),
-                                  sums, static_cast<char*>(op.output), deadline));
-  if (op.op == ReduceOp::kAvg) kernels::finishAverage(op.output, op.count, op.type, size);
-  return Status::Ok();
-}
-
 
 }  // namespace cohort

@@ -174,7 +174,7 @@ Status Mesh::direct(const OpDesc& op, Deadline deadline, const std::atomic<bool>
   return Status::Ok();
 }
 
-Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
+Status Mesh::hierarchicalAllReduce(const OpDesc& op,
                                    const std::function<Status(char*, std::size_t)>& inter,
                                    Deadline deadline, const std::atomic<bool>& aborted) {
   COHORT_RETURN_IF_ERROR(complete(kAllPosted, true, aborted));
@@ -188,7 +188,7 @@ Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
   shape.count = op.count;
   shape.elem = e;
   shape.overInput = in == out;
-  shape.hierarchical = true;  // averages are sums here, divided by the world size below
+  shape.hierarchical = true;  // averages are sums here (inter() divides)
   const Schedule& sched = scheduleFor(shape);
   const ExecBuffers buffers{static_cast<const char*>(in), static_cast<char*>(out),
                             scratchChunk_.data(), this};
@@ -199,7 +199,6 @@ Status Mesh::hierarchicalAllReduce(const OpDesc& op, int worldSize,
   const Block mine = blockOf(op.count, n_, me_);
   char* slice = static_cast<char*>(out) + mine.offset * e;
   Status s = inter(slice, mine.count);
-  if (s.ok() && op.op == ReduceOp::kAvg) kernels::finishAverage(slice, mine.count, op.type, worldSize);
   if (s.ok()) s = executeShared(sched, buffers, red, op, n_, deadline, aborted, 2, 3);
   // Everyone passes the completion barrier, even after a failure, so that the
   // node's barrier counts stay aligned; the failure is returned afterwards.

@@ -59,9 +59,10 @@ class Mesh final : public SharedGroup {
   /// Whether the mesh implements this operation.
   static bool supports(Coll coll);
   /// The intra-node part of a hierarchical allreduce: each local rank reduces its
-  /// slice across the node, `inter(slice, count)` reduces that slice across nodes
-  /// (in place), then every rank copies its slice into all local outputs.
-  Status hierarchicalAllReduce(const OpDesc& op, int worldSize,
+  /// slice (blockOf(op.count, members, me)) across the node, `inter(slice, count)`
+  /// finishes it in place (across nodes; an average divides there), then every
+  /// rank copies its slice into all local outputs.
+  Status hierarchicalAllReduce(const OpDesc& op,
                                const std::function<Status(char*, std::size_t)>& inter,
                                Deadline deadline, const std::atomic<bool>& aborted);
   /// Runs `op` to completion (posted calls, older ones too, complete first).
