@@ -111,6 +111,38 @@ void yieldProcessor(bool ownProcessors);
 /// Whether this thread's yieldProcessor(true) polls now instead of yielding.
 bool yieldProcessorPolls();
 
+/// Where one wait stands under its policy: spinning, yielding or sleeping,
+/// counted from the wait's start or from the last progress it saw (restart()).
+/// Every staged wait of the library (WaitWord's, transport::waitIdle, the
+/// executor's settling of fingerprints) takes its stages from one of these, so
+/// that one policy means the same everywhere. A plain value for one wait on
+/// one thread.
+class WaitStages {
+ public:
+  enum class Stage : std::uint8_t { kSpin, kYield, kSleep };
+  /// `spin` false: no spin stage (the awaited work is known to be off-CPU, or
+  /// comes through the kernel).
+  WaitStages(const WaitPolicy& policy, Clock::time_point start, bool spin = true)
+      : spinNs_(spin ? policy.spinNs : 0),
+        yieldEndNs_(spinNs_ + policy.yieldNs),
+        ownProcessors_(policy.ownProcessors),
+        start_(start) {}
+  Stage at(Clock::time_point now) const {
+    const std::int64_t waited = std::chrono::nanoseconds(now - start_).count();
+    return waited < spinNs_ ? Stage::kSpin : waited < yieldEndNs_ ? Stage::kYield : Stage::kSleep;
+  }
+  /// Progress was made at `now`: the stages begin again.
+  void restart(Clock::time_point now) { start_ = now; }
+  /// One step of the yield stage (yieldProcessor under the policy).
+  void yield() const { yieldProcessor(ownProcessors_); }
+
+ private:
+  std::int64_t spinNs_;
+  std::int64_t yieldEndNs_;
+  bool ownProcessors_;
+  Clock::time_point start_;
+};
+
 /// Futex calls on a 32-bit word (shared, so they work across processes).
 void futexWait(std::atomic<std::uint32_t>* word, std::uint32_t expected, Deadline deadline);
 void futexWakeAll(std::atomic<std::uint32_t>* word);
@@ -186,20 +218,22 @@ class WaitWord {
   template <typename Ready>
   bool waitSince(Ready&& ready, Deadline deadline, const WaitPolicy& policy,
                  Clock::time_point start, bool spinning) {
+    const WaitStages stages(policy, start);
     for (std::uint32_t i = 0;; ++i) {
       if (ready()) return true;
+      // While spinning, the clock is read once in 64 looks.
       if (spinning && (i & 63) != 0) {
         relax();
         continue;
       }
       const auto now = Clock::now();
       if (!deadline.isNever() && now >= deadline.at()) return ready();
-      const std::int64_t waited = std::chrono::nanoseconds(now - start).count();
-      if (waited < policy.spinNs) continue;
+      const WaitStages::Stage stage = stages.at(now);
+      if (stage == WaitStages::Stage::kSpin) continue;
       spinning = false;  // from here on, every look at the condition is followed by a yield
                          // (none while this thread's YieldCheck polls)
-      if (waited < policy.spinNs + policy.yieldNs) {
-        yieldProcessor(policy.ownProcessors);
+      if (stage == WaitStages::Stage::kYield) {
+        stages.yield();
         continue;
       }
       sleepers_.fetch_add(1, std::memory_order_seq_cst);

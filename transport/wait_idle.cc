@@ -146,13 +146,14 @@ void sleepOn(const Hints& h, Deadline deadline) {
 
 Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
                 const WaitLabel& what, const WaitControl& control) {
-  static thread_local const WaitPolicy policy = WaitPolicy::fromConfig();
+  static thread_local const WaitPolicy config = WaitPolicy::fromConfig();
+  WaitPolicy policy = config;
+  policy.ownProcessors = !control.crowded;
   const auto start = Clock::now();
-  auto stageStart = start;
+  WaitStages stages(policy, start, !anyKernelWait(conns, count));
   auto nextReport = start + kFirstReport;
   std::uint64_t seen = completions(conns, count);
   bool sleeping = false;  // past the spin and yield stages
-  const std::int64_t spinNs = anyKernelWait(conns, count) ? 0 : policy.spinNs;
   for (;;) {
     // In the sleep stage the hints are taken before the last look at the
     // connections, so a wake-up between that look and the sleep is never lost.
@@ -166,7 +167,7 @@ Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
     if (done != seen) {
       if (control.stopEarly && control.stopEarly()) return Status::Ok();
       seen = done;
-      stageStart = now;
+      stages.restart(now);
       sleeping = false;
       continue;
     }
@@ -178,14 +179,16 @@ Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
       control.onSlow(what.str(), describePending(conns, count));
       nextReport = now + kReportEvery;
     }
-    const std::int64_t waited = std::chrono::nanoseconds(now - stageStart).count();
-    if (waited < spinNs) continue;
-    if (waited < spinNs + policy.yieldNs) {
-      yieldProcessor(!control.crowded);
-    } else if (sleeping) {
-      sleepOn(hints, sleepLimit(deadline, control, now, nextReport));
-    } else {
-      sleeping = true;
+    switch (stages.at(now)) {
+      case WaitStages::Stage::kSpin:
+        break;
+      case WaitStages::Stage::kYield:
+        stages.yield();
+        break;
+      case WaitStages::Stage::kSleep:
+        if (sleeping) sleepOn(hints, sleepLimit(deadline, control, now, nextReport));
+        sleeping = true;
+        break;
     }
   }
 }
