@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "collective/argument_check.h"
 #include "collective/op_history.h"
 #include "common/error.h"
 #include "common/trace.h"
@@ -30,110 +31,6 @@ char* atMut(const ExecBuffers& b, const Range& r) { return const_cast<char*>(at(
 }  // namespace
 
 namespace {
-
-// The fingerprint exchange with every peer the schedule talks to.
-struct ArgumentCheck {
-  std::vector<int> peers;
-  std::vector<transport::Connection*> conns;
-  std::array<std::uint64_t, 4> mine{};
-  std::vector<std::array<std::uint64_t, 4>> theirs;
-  std::vector<std::uint64_t> recvNumber;  // the connection's count once it arrived
-  std::vector<std::uint64_t> sendNumber;  // the connection's count once ours left
-};
-
-// Adds the peers of `round` that `check` does not have yet (in step order).
-void addNewPeers(const std::vector<Step>& round, ArgumentCheck* check) {
-  for (const Step& s : round) {
-    if (s.peer >= 0 && std::find(check->peers.begin(), check->peers.end(), s.peer) ==
-                           check->peers.end()) {
-      check->peers.push_back(s.peer);
-    }
-  }
-}
-
-// Posts the fingerprint exchange with check->peers[from...]; check->mine is set.
-Status postCheckFrom(std::size_t from, const std::vector<transport::Connection*>& conns,
-                     ArgumentCheck* check) {
-  check->theirs.resize(check->peers.size());
-  for (std::size_t i = from; i < check->peers.size(); ++i) {
-    transport::Connection* c = conns[static_cast<std::size_t>(check->peers[i])];
-    COHORT_RETURN_IF_ERROR(c->postSend(check->mine.data(), sizeof(check->mine)));
-    check->sendNumber.push_back(c->sendsPosted());
-    COHORT_RETURN_IF_ERROR(c->postRecv(check->theirs[i].data(), sizeof(check->mine)));
-    check->conns.push_back(c);
-    check->recvNumber.push_back(c->recvsPosted());
-  }
-  return Status::Ok();
-}
-
-Status postCheck(const Schedule& schedule, const std::vector<transport::Connection*>& conns,
-                 const OpDesc& op, ArgumentCheck* check) {
-  for (const auto& round : schedule.rounds) addNewPeers(round, check);
-  check->mine = op.fingerprint();
-  return postCheckFrom(0, conns, check);
-}
-
-// The first peer whose fingerprint arrived and differs from ours, or -1.
-int firstDifference(const ArgumentCheck& check) {
-  for (std::size_t i = 0; i < check.peers.size(); ++i) {
-    if (check.conns[i]->recvsCompleted() >= check.recvNumber[i] && check.theirs[i] != check.mine) {
-      return static_cast<int>(i);
-    }
-  }
-  return -1;
-}
-
-// The fingerprints of a check that failed, for up to kFingerprintGrace: this
-// rank's own still queued (a peer must see them before the links end, or it can
-// only relay this rank's error instead of naming its own difference), and, after
-// a peer's link failed (that peer found a difference and ended it), the others'
-// still in flight, so that this rank names its own difference. Returns when none
-// is missing or one received differs (`received`), or at once when the call is
-// being aborted; a link that fails too is left out.
-constexpr auto kFingerprintGrace = std::chrono::milliseconds(200);
-void settleFingerprints(const ArgumentCheck& check, bool received, Deadline deadline,
-                        const std::atomic<bool>* abort) {
-  Deadline grace = Deadline::after(kFingerprintGrace);
-  if (!deadline.isNever() && deadline.at() < grace.at()) grace = deadline;
-  auto pending = [&](std::size_t i) {
-    const transport::Connection* c = check.conns[i];
-    return received ? c->recvsCompleted() < check.recvNumber[i]
-                    : c->sendsCompleted() < check.sendNumber[i];
-  };
-  std::vector<bool> gone(check.conns.size(), false);
-  for (;;) {
-    bool missing = false;
-    for (std::size_t i = 0; i < check.conns.size(); ++i) {
-      if (gone[i] || !pending(i)) continue;
-      gone[i] = !check.conns[i]->progress().ok();
-      missing = missing || (!gone[i] && pending(i));
-    }
-    if (!missing || (received && firstDifference(check) >= 0) || grace.expired()) return;
-    if (abort != nullptr && abort->load()) return;
-    std::this_thread::yield();
-  }
-}
-
-Status compareCheck(const ArgumentCheck& check, int rank, const OpDesc& op) {
-  const int i = firstDifference(check);
-  if (i < 0) return Status::Ok();
-  const auto k = static_cast<std::size_t>(i);
-  return mismatchError(rank, check.peers[k], fingerprintDiff(check.mine, check.theirs[k]),
-                       op.describe());
-}
-
-// compareCheck once the check's wait ended (`waited`): after a failed wait
-// without a difference, with the fingerprints still in flight first; on a
-// difference, with this rank's own sent first.
-Status checkResult(const ArgumentCheck& check, const Status& waited, int rank, const OpDesc& op,
-                   Deadline deadline, const std::atomic<bool>* abort) {
-  if (!waited.ok() && firstDifference(check) < 0) {
-    settleFingerprints(check, /*received=*/true, deadline, abort);
-  }
-  Status s = compareCheck(check, rank, op);
-  if (!s.ok()) settleFingerprints(check, /*received=*/false, deadline, abort);
-  return s;
-}
 
 // Whether the first round can travel with the argument check: until the check
 // passes it must write nothing the caller sees, so its local steps may write
