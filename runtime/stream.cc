@@ -140,6 +140,9 @@ Status eventError(const EventState& state, const std::string& waiter) {
 }
 }  // namespace
 
+// How often an event wait looks at its stream's aborts and at its timeout.
+constexpr auto kEventWaitSlice = std::chrono::milliseconds(100);
+
 Status Stream::waitForEvent(const std::shared_ptr<EventState>& event, std::uint64_t generation) {
   // COHORT_EXEC_TIMEOUT unless aclrtSetOpWaitTimeout / aclrtSetOpExecuteTimeOut set one.
   const long timeoutMs = eventWaitTimeoutMs();
@@ -150,7 +153,7 @@ Status Stream::waitForEvent(const std::shared_ptr<EventState>& event, std::uint6
   auto queuedBehind = [&] {
     return enqueued_.load(std::memory_order_acquire) > completed_.load(std::memory_order_acquire) + 1;
   };
-  while (!ready()) {
+  auto between = [&]() -> std::optional<Status> {
     if (this->interruptions() != interruptions) {
       return makeError(ErrorCode::kAborted, "{}: a wait for an event was aborted", name());
     }
@@ -160,20 +163,23 @@ Status Stream::waitForEvent(const std::shared_ptr<EventState>& event, std::uint6
                        "COHORT_EXEC_TIMEOUT by default) for an event",
                        name(), timeoutMs);
     }
-    Deadline slice = Deadline::after(std::chrono::milliseconds(100));
-    if (!deadline.isNever() && deadline.at() < slice.at()) slice = deadline;
-    if (queuedBehind()) {
-      // Work is waiting behind this: follow the event closely, but yield only
-      // briefly (a long yield stage hands the processor to the compute the
-      // event waits for, or that runs beside it, for a whole time slice).
-      static thread_local const WaitPolicy close = WaitPolicy::idleFromConfig();
-      event->word.waitUntil(ready, slice, close);
-    } else {
-      // Nobody needs this worker soon (host waiters see lazy waits through the
-      // event): sleep until the event completes or work arrives.
-      const std::uint32_t snapshot = workWord_.snapshot();
-      if (!ready() && !queuedBehind()) workWord_.sleep(snapshot, slice);
-    }
+    return std::nullopt;
+  };
+  if (!ready() && !queuedBehind()) {
+    // Nobody needs this worker soon (host waiters see lazy waits through the
+    // event): it sleeps until the event completes or work arrives behind it
+    // (either wakes workWord_).
+    static constexpr WaitPolicy kSleepAtOnce{0, 0};
+    COHORT_RETURN_IF_ERROR(workWord_.waitChecked([&] { return ready() || queuedBehind(); },
+                                                 deadline, kSleepAtOnce, kEventWaitSlice, between));
+  }
+  if (!ready()) {
+    // Work is waiting behind this: follow the event closely, but yield only
+    // briefly (a long yield stage hands the processor to the compute the
+    // event waits for, or that runs beside it, for a whole time slice).
+    static thread_local const WaitPolicy close = WaitPolicy::idleFromConfig();
+    COHORT_RETURN_IF_ERROR(
+        event->word.waitChecked(ready, deadline, close, kEventWaitSlice, between));
   }
   if (!event->failed.load(std::memory_order_acquire)) return Status::Ok();
   std::lock_guard<std::mutex> lock(event->mu);
