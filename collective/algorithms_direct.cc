@@ -158,6 +158,15 @@ Schedule directSchedule(int rank, int size, const DirectShape& shape, const Tuni
   if (shape.coll == Coll::kBarrier) return s;
   work(&s, rank, size, shape, tuning);
   s.round() = {signal("completion"), wait("completion")};
+  for (const auto& round : s.rounds) {
+    for (const Step& step : round) {
+      for (const Range* r : {&step.src, &step.src2, &step.dst}) {
+        if (r->member < 0) continue;
+        s.memberInputs = s.memberInputs || r->buf == Buf::kInput;
+        s.memberOutputs = s.memberOutputs || r->buf == Buf::kOutput;
+      }
+    }
+  }
   return s;
 }
 

@@ -34,12 +34,15 @@ class SharedGroup {
                         Deadline deadline, const std::atomic<bool>& aborted) = 0;
   /// Waits until every member arrived at this rank's last signal. After the
   /// first, checks that every member made the same call (kMismatch naming the
-  /// difference) and maps their buffers.
-  virtual Status wait(const OpDesc& op, const char* phase, bool first, Deadline deadline,
-                      const std::atomic<bool>& aborted) = 0;
-  /// Member j's buffers, mapped here (after the first wait; null: none published).
-  virtual const char* input(int j) const = 0;
-  virtual char* output(int j) const = 0;
+  /// difference) and maps the buffers that `schedule` names
+  /// (Schedule::memberInputs, memberOutputs).
+  virtual Status wait(const OpDesc& op, const char* phase, bool first, const Schedule& schedule,
+                      Deadline deadline, const std::atomic<bool>& aborted) = 0;
+  /// Every member's buffers by member, mapped here (null: none published or
+  /// not mapped): arrays the group owns, valid from the first wait of a call
+  /// to the next call.
+  virtual const char* const* inputs() const = 0;
+  virtual char* const* outputs() const = 0;
 };
 
 /// `conns[p]` is the connection to group rank p (null for self). This rank and

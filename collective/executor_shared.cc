@@ -15,15 +15,16 @@ namespace cohort::collective {
 
 namespace {
 
-// Where each buffer of this rank and of every member starts: asked of the
-// group once per call (after its first wait), not at every step.
+// Where each buffer of this rank and of every member starts: the members'
+// are the group's arrays, asked for once per call (after its first wait).
 struct Bases {
   const ExecBuffers* own = nullptr;
-  std::vector<char*> in, out;  // by member
+  const char* const* in = nullptr;  // by member
+  char* const* out = nullptr;
   char* at(const Range& r) const {
     if (r.member >= 0) {
       const auto j = static_cast<std::size_t>(r.member);
-      return (r.buf == Buf::kInput ? in[j] : out[j]) + r.offset;
+      return (r.buf == Buf::kInput ? const_cast<char*>(in[j]) : out[j]) + r.offset;
     }
     switch (r.buf) {
       case Buf::kInput:
@@ -35,35 +36,40 @@ struct Bases {
     }
     return nullptr;
   }
-  void map(const SharedGroup& group, int size) {
-    in.resize(static_cast<std::size_t>(size));
-    out.resize(static_cast<std::size_t>(size));
-    for (int j = 0; j < size; ++j) {
-      in[static_cast<std::size_t>(j)] = const_cast<char*>(group.input(j));
-      out[static_cast<std::size_t>(j)] = group.output(j);
-    }
+  void map(const SharedGroup& group) {
+    in = group.inputs();
+    out = group.outputs();
   }
 };
-thread_local Bases tBases;  // no allocation per call
 
-// One round's steps in order; `*first` until the call's first wait passed.
+// Where a call stands: its first signal publishes it; its first wait checks
+// the members' calls and maps their buffers. A schedule may signal more than
+// once before it first waits.
+struct Progress {
+  bool signalled;
+  bool waited;
+};
+
+// One round's steps in order.
 Status runRound(const std::vector<Step>& round, const Schedule& schedule,
                 const ExecBuffers& buffers, const transport::Reduction& reduction, const OpDesc& op,
-                int size, Deadline deadline, const std::atomic<bool>& abort, bool* first) {
-  Bases& bases = tBases;
+                int size, Deadline deadline, const std::atomic<bool>& abort, Progress* call,
+                Bases& bases) {
   auto at = [&](const Range& r) { return bases.at(r); };
   for (const Step& s : round) {
     switch (s.op) {
       case Step::Op::kSignal:
         // Streaming stores are visible before the others learn of this arrival.
-        if (schedule.streaming && !*first) kernels::streamFence();
+        if (schedule.streaming && call->waited) kernels::streamFence();
         COHORT_RETURN_IF_ERROR(
-            buffers.group->signal(op, s.phase, *first, buffers, deadline, abort));
+            buffers.group->signal(op, s.phase, !call->signalled, buffers, deadline, abort));
+        call->signalled = true;
         break;
       case Step::Op::kWait:
-        COHORT_RETURN_IF_ERROR(buffers.group->wait(op, s.phase, *first, deadline, abort));
-        if (*first) bases.map(*buffers.group, size);
-        *first = false;
+        COHORT_RETURN_IF_ERROR(
+            buffers.group->wait(op, s.phase, !call->waited, schedule, deadline, abort));
+        if (!call->waited) bases.map(*buffers.group);
+        call->waited = true;
         break;
       case Step::Op::kCopy: {
         if (s.bytes == 0) break;
@@ -102,21 +108,22 @@ Status executeShared(const Schedule& schedule, const ExecBuffers& buffers,
                      const transport::Reduction& reduction, const OpDesc& op, int size,
                      Deadline deadline, const std::atomic<bool>& abort, std::size_t from,
                      std::size_t to) {
-  bool first = from == 0;
-  tBases.own = &buffers;
+  Progress call{from > 0, from > 0};
+  Bases bases;
+  bases.own = &buffers;
   // A part after the first (the caller ran its own work between) maps again.
-  if (!first) tBases.map(*buffers.group, size);
+  if (from > 0) bases.map(*buffers.group);
   for (std::size_t r = from; r < to && r < schedule.rounds.size(); ++r) {
     const auto& round = schedule.rounds[r];
     const bool sync = !round.empty() && round[0].op == Step::Op::kSignal;
     if (sync) {
       COHORT_RETURN_IF_ERROR(
-          runRound(round, schedule, buffers, reduction, op, size, deadline, abort, &first));
+          runRound(round, schedule, buffers, reduction, op, size, deadline, abort, &call, bases));
       continue;
     }
     trace::Span span("mesh", "work");  // data moves between the barriers
     COHORT_RETURN_IF_ERROR(
-        runRound(round, schedule, buffers, reduction, op, size, deadline, abort, &first));
+        runRound(round, schedule, buffers, reduction, op, size, deadline, abort, &call, bases));
   }
   return Status::Ok();
 }

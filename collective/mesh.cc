@@ -52,8 +52,7 @@ Status Mesh::signal(const OpDesc& op, const char* phase, bool first, const ExecB
     COHORT_RETURN_IF_ERROR(settle(op, deadline, aborted));
     OpSlot& mine = region(me_).op[slot_];
     // A barrier publishes no buffers (and leaves the slot's references alone).
-    published_ = own.input != nullptr || own.output != nullptr;
-    if (published_) {
+    if (own.input != nullptr || own.output != nullptr) {
       // The buffers went through hostFallback, which found their references.
       COHORT_CHECK(own.input == refs_.in && own.output == refs_.out);
       mine.input = refs_.inRef;
@@ -65,15 +64,16 @@ Status Mesh::signal(const OpDesc& op, const char* phase, bool first, const ExecB
   return Status::Ok();
 }
 
-Status Mesh::wait(const OpDesc& op, const char* phase, bool first, Deadline deadline,
-                  const std::atomic<bool>& aborted) {
+Status Mesh::wait(const OpDesc& op, const char* phase, bool first, const Schedule& schedule,
+                  Deadline deadline, const std::atomic<bool>& aborted) {
   {
     trace::Span span("mesh", phase);
     COHORT_RETURN_IF_ERROR(waitForAll(op, phase, target_, deadline, aborted));
   }
   if (!first) return Status::Ok();
   COHORT_RETURN_IF_ERROR(sameCalls(slot_, fingerprint_, op));
-  if (!published_) return Status::Ok();
+  // A schedule that names no member's buffer (a barrier) maps none.
+  if (!(schedule.memberInputs || schedule.memberOutputs)) return Status::Ok();
   Views& v = *views_;
   v.in.assign(static_cast<std::size_t>(n_), nullptr);
   v.out.assign(static_cast<std::size_t>(n_), nullptr);
@@ -81,8 +81,12 @@ Status Mesh::wait(const OpDesc& op, const char* phase, bool first, Deadline dead
     const auto* m = members_[static_cast<std::size_t>(j)];
     const OpSlot& theirs = region(j).op[slot_];
     const auto k = static_cast<std::size_t>(j);
-    if (theirs.input.device != kNoBuffer) v.in[k] = static_cast<const char*>(m->translate(theirs.input));
-    if (theirs.output.device != kNoBuffer) v.out[k] = static_cast<char*>(m->translate(theirs.output));
+    if (schedule.memberInputs && theirs.input.device != kNoBuffer) {
+      v.in[k] = static_cast<const char*>(m->translate(theirs.input));
+    }
+    if (schedule.memberOutputs && theirs.output.device != kNoBuffer) {
+      v.out[k] = static_cast<char*>(m->translate(theirs.output));
+    }
   }
   return Status::Ok();
 }

@@ -113,14 +113,15 @@ class Mesh final : public SharedGroup {
   // this call (fingerprint, buffers) in this rank's operation slot.
   Status signal(const OpDesc& op, const char* phase, bool first, const ExecBuffers& own,
                 Deadline deadline, const std::atomic<bool>& aborted) override;
-  Status wait(const OpDesc& op, const char* phase, bool first, Deadline deadline,
-              const std::atomic<bool>& aborted) override;
-  const char* input(int j) const override { return views_->in[static_cast<std::size_t>(j)]; }
-  char* output(int j) const override { return views_->out[static_cast<std::size_t>(j)]; }
+  Status wait(const OpDesc& op, const char* phase, bool first, const Schedule& schedule,
+              Deadline deadline, const std::atomic<bool>& aborted) override;
+  const char* const* inputs() const override { return views_->in.data(); }
+  char* const* outputs() const override { return views_->out.data(); }
 
  private:
   // The peers' buffers of one op, mapped here; kept between operations so that
-  // a call allocates nothing.
+  // a call allocates nothing (in and out keep n_ entries: inputs() and
+  // outputs() hand out their arrays).
   struct Views {
     std::vector<const char*> in;
     std::vector<char*> out;
@@ -219,10 +220,9 @@ class Mesh final : public SharedGroup {
   Schedule schedule_;
   std::vector<char> scratchChunk_;
   // Between a call's signal and its wait: the barrier count that means everyone
-  // arrived, the call's fingerprint, and whether it published buffers.
+  // arrived and the call's fingerprint.
   std::uint64_t target_ = 0;
   std::array<std::uint64_t, 4> fingerprint_{};
-  bool published_ = false;
   // The buffers hostFallback() settled on for the call in progress, and their
   // references (kNoBuffer for none), which its first signal publishes.
   struct OwnRefs {

@@ -58,6 +58,10 @@ struct Schedule {
   std::vector<std::vector<Step>> rounds;
   std::size_t scratchBytes = 0;
   bool shared = false;
+  /// Whether a shared schedule's steps name members' inputs, members' outputs
+  /// (its first wait maps only those: each is a line of the member's slot).
+  bool memberInputs = false;
+  bool memberOutputs = false;
   /// Copies into a member's output use non-temporal stores (the operation's
   /// buffers outgrow the last-level cache).
   bool streaming = false;

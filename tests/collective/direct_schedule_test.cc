@@ -14,6 +14,7 @@
 #include "collective/datatype.h"
 #include "collective/direct.h"
 #include "collective/executor.h"
+#include "collective/steps.h"
 #include "kernels/reduce.h"
 
 namespace cohort::collective {
@@ -29,21 +30,32 @@ struct Rank {
 // Members' buffers without any mapping; the barriers are the test's rounds.
 class VectorGroup final : public SharedGroup {
  public:
-  explicit VectorGroup(std::vector<Rank>* ranks) : ranks_(ranks) {}
-  Status signal(const OpDesc&, const char*, bool, const ExecBuffers&, Deadline,
+  explicit VectorGroup(const std::vector<Rank>& ranks) {
+    for (const Rank& r : ranks) {
+      in_.push_back(r.input());
+      out_.push_back(const_cast<char*>(r.out.data()));
+    }
+  }
+  Status signal(const OpDesc&, const char*, bool first, const ExecBuffers&, Deadline,
                 const std::atomic<bool>&) override {
     ++signals;
+    firstSignals += first;
     return Status::Ok();
   }
-  Status wait(const OpDesc&, const char*, bool, Deadline, const std::atomic<bool>&) override {
+  Status wait(const OpDesc&, const char*, bool first, const Schedule&, Deadline,
+              const std::atomic<bool>&) override {
+    firstWaits += first;
     return Status::Ok();
   }
-  const char* input(int j) const override { return (*ranks_)[static_cast<std::size_t>(j)].input(); }
-  char* output(int j) const override { return (*ranks_)[static_cast<std::size_t>(j)].out.data(); }
+  const char* const* inputs() const override { return in_.data(); }
+  char* const* outputs() const override { return out_.data(); }
   int signals = 0;
+  int firstSignals = 0;  // each call publishes itself once,
+  int firstWaits = 0;    // and checks the others once
 
  private:
-  std::vector<Rank>* ranks_;
+  std::vector<const char*> in_;  // by member
+  std::vector<char*> out_;
 };
 
 // Rank r's input element k: small integers, exact in every type used here.
@@ -130,7 +142,7 @@ std::vector<Rank> run(const Case& c, const Tuning& tuning, std::vector<Schedule>
     EXPECT_TRUE(scheds.back().shared);
     ranks[static_cast<std::size_t>(r)].scratch.assign(scheds.back().scratchBytes + 64, 0);
   }
-  VectorGroup group(&ranks);
+  VectorGroup group(ranks);
   const auto& red = kernels::reductionFor(op.type, op.op);
   const std::atomic<bool> abort{false};
   const std::size_t rounds = scheds[0].rounds.size();
@@ -145,6 +157,9 @@ std::vector<Rank> run(const Case& c, const Tuning& tuning, std::vector<Schedule>
       EXPECT_TRUE(s.ok()) << name(c) << ": " << s.toString();
     }
   }
+  // Each rank's call published itself once and checked the others once.
+  EXPECT_EQ(group.firstSignals, c.n) << name(c);
+  EXPECT_EQ(group.firstWaits, c.n) << name(c);
   if (out != nullptr) *out = scheds;
   return ranks;
 }
@@ -251,6 +266,36 @@ TEST(DirectSchedule, HierarchicalNodePartLeavesTheNodeSumEverywhere) {
       }
     }
   }
+}
+
+TEST(DirectSchedule, NamesTheMembersBuffersItsFirstWaitMaps) {
+  auto kinds = [](Coll coll) {
+    std::vector<Schedule> scheds;
+    run({coll, 3, 4, 1}, Tuning{}, &scheds);
+    return std::to_string(scheds[0].memberInputs) + std::to_string(scheds[0].memberOutputs);
+  };
+  EXPECT_EQ(kinds(Coll::kAllReduce), "11");
+  EXPECT_EQ(kinds(Coll::kBroadcast), "01");  // the root's output into the others'
+  EXPECT_EQ(kinds(Coll::kBarrier), "00");
+}
+
+// A rank that signals twice before it first waits (it arrives at a barrier that
+// others wait for alone, then at the next) publishes its call once: a second
+// publication would rewrite its slot while the others read it.
+TEST(DirectSchedule, OnlyTheFirstSignalPublishesTheCall) {
+  Schedule s;
+  s.shared = true;
+  s.round() = {steps::signal("arrival"), steps::signal("completion"), steps::wait("completion")};
+  std::vector<Rank> ranks(1);
+  VectorGroup group(ranks);
+  const std::atomic<bool> abort{false};
+  OpDesc op;
+  const ExecBuffers b{nullptr, nullptr, nullptr, &group};
+  const auto& red = kernels::reductionFor(DataType::kFloat32, ReduceOp::kSum);
+  ASSERT_TRUE(executeShared(s, b, red, op, 1, Deadline::never(), abort).ok());
+  EXPECT_EQ(group.signals, 2);
+  EXPECT_EQ(group.firstSignals, 1);
+  EXPECT_EQ(group.firstWaits, 1);
 }
 
 TEST(DirectSchedule, BarrierIsOneSignalAndWait) {
