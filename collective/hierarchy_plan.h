@@ -41,7 +41,7 @@ struct HierPart {
   std::size_t count = 0;   // elements, OpDesc's meaning for the part's group
   int root = 0;            // in the part's group
   std::size_t bytes = 0;   // kMove
-  std::size_t stride = 0;  // kCross allgather: bytes from one node's block to the next
+  std::size_t stride = 0;  // kCross allgather: bytes between blocks (its schedule has them too)
   Schedule schedule;       // kCross
 };
 
