@@ -113,10 +113,10 @@ bool yieldProcessorPolls();
 
 /// Where one wait stands under its policy: spinning, yielding or sleeping,
 /// counted from the wait's start or from the last progress it saw (restart()).
-/// Every staged wait of the library (WaitWord's, transport::waitIdle, the
-/// executor's settling of fingerprints) takes its stages from one of these, so
-/// that one policy means the same everywhere. A plain value for one wait on
-/// one thread.
+/// Every staged wait of the library (WaitWord's, transport::waitIdle and the
+/// executor's settling of fingerprints through it, a stream's wait tasks) takes
+/// its stages from one of these, so that one policy means the same everywhere.
+/// A plain value for one wait on one thread.
 class WaitStages {
  public:
   enum class Stage : std::uint8_t { kSpin, kYield, kSleep };

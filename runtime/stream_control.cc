@@ -6,7 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
-#include <thread>
 #include <utility>
 
 #include "runtime/api.h"
@@ -24,8 +23,8 @@ std::atomic<bool> gHasObserver{false};
 // from kFirstSleepUs so short waits stay quick, capped so aborts are seen promptly.
 constexpr long kFirstSleepUs = 50;
 constexpr long kMaxSleepUs = 20'000;
-constexpr auto kSpinFor = std::chrono::microseconds(20);
-constexpr auto kYieldFor = std::chrono::milliseconds(1);
+// Its stages before that: 20 us of spinning, then yields up to 1 ms.
+constexpr WaitPolicy kTaskWait{20'000, 980'000};
 
 // WaitTask::timeoutMs: < 0 the task wait timeout, 0 never, > 0 that.
 long effectiveMs(long timeoutMs) { return timeoutMs < 0 ? taskWaitTimeoutMs() : timeoutMs; }
@@ -45,7 +44,7 @@ std::string timeoutText(long timeoutMs) {
 Status runWait(Stream* s, const WaitTask& task) {
   const std::uint64_t interruptions = s->interruptions();
   const Deadline deadline = waitDeadline(task.timeoutMs);
-  const auto start = Clock::now();
+  const WaitStages stages(kTaskWait, Clock::now());
   long sleepUs = 0;
   for (;;) {
     if (task.ready(sleepUs)) return task.then ? task.then() : Status::Ok();
@@ -57,11 +56,12 @@ Status runWait(Stream* s, const WaitTask& task) {
       return makeError(ErrorCode::kTimeout, "{} on {} did not complete within {}", task.what,
                        s->name(), timeoutText(task.timeoutMs));
     }
-    if (now - start < kSpinFor) {
+    const WaitStages::Stage stage = stages.at(now);
+    if (stage == WaitStages::Stage::kSpin) {
       sleepUs = 0;
-    } else if (now - start < kYieldFor) {
+    } else if (stage == WaitStages::Stage::kYield) {
       sleepUs = 0;
-      std::this_thread::yield();
+      stages.yield();
     } else {
       sleepUs = std::min(kMaxSleepUs, std::max(kFirstSleepUs, sleepUs * 2));
       if (!deadline.isNever()) {
