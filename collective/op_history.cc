@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/thread_name.h"
 
 namespace cohort::collective {
 
@@ -102,7 +103,10 @@ void installReportSignal() {
   }
   (void)::fcntl(fds[1], F_SETFL, O_NONBLOCK);
   gWakeFd = fds[1];
-  std::thread(reportLoop, fds[0]).detach();
+  std::thread([fd = fds[0]] {
+    nameThisThread("cohort report");
+    reportLoop(fd);
+  }).detach();
   struct sigaction action = {};
   action.sa_sigaction = onReportSignal;
   action.sa_flags = SA_SIGINFO | SA_RESTART;

@@ -11,6 +11,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "common/version.h"
 #include "runtime/hooks.h"
 #include "runtime/host_memory.h"
@@ -44,7 +45,12 @@ CallbackRunner::~CallbackRunner() {
 
 void CallbackRunner::post(std::function<void()> fn) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+  if (!thread_.joinable()) {
+    thread_ = std::thread([this] {
+      nameThisThread("cohort callback");
+      loop();
+    });
+  }
   queue_.push_back(std::move(fn));
   cv_.notify_one();
 }

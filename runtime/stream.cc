@@ -4,11 +4,11 @@
 #include <optional>
 #include <thread>
 
-#include "common/trace.h"
 #include "common/config.h"
-
 #include "common/error.h"
 #include "common/log.h"
+#include "common/thread_name.h"
+#include "common/trace.h"
 #include "runtime/device.h"
 #include "runtime/task_reports.h"
 
@@ -223,6 +223,7 @@ void Stream::workerLoop() {
   setCurrentDeviceId(device_->id());
   log::setThreadDevice(device_->id());
   trace::nameThread(name());
+  nameThisThread(fmt::format("cohort d{} s{}", device_->id(), id_));
   std::uint64_t taken = 0;
   const WaitPolicy idle = WaitPolicy::idleFromConfig();
   for (;;) {

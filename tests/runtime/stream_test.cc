@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -194,6 +196,57 @@ TEST_F(StreamTest, BlockingCallbacksHoldTheStreamNonBlockingOnesDoNot) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   EXPECT_TRUE(callbackDone.load());
+}
+
+// Named so that top -H, perf and gdb tell a stream's worker (device, stream)
+// and the callback thread from the program's own threads.
+std::string threadName() {
+  char name[16] = {};
+  EXPECT_EQ(pthread_getname_np(pthread_self(), name, sizeof name), 0);
+  return name;
+}
+
+TEST_F(StreamTest, WorkerThreadsCarryTheirDeviceAndStream) {
+  Stream* other = nullptr;
+  ASSERT_OK(streamCreate(&other));
+  std::string mine, theirs, fallback, callback;
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    mine = threadName();
+    return Status::Ok();
+  }));
+  ASSERT_OK(launchKernel(other, [&](Stream*) {
+    theirs = threadName();
+    return Status::Ok();
+  }));
+  ASSERT_OK(launchKernel(nullptr, [&](Stream*) {
+    fallback = threadName();
+    return Status::Ok();
+  }));
+  std::atomic<bool> called{false};
+  ASSERT_OK(launchCallback(
+      stream_,
+      [&] {
+        callback = threadName();
+        called = true;
+      },
+      CallbackMode::kNonBlocking));
+  ASSERT_OK(streamSynchronize(stream_));
+  ASSERT_OK(streamSynchronize(other));
+  ASSERT_OK(streamSynchronize(nullptr));
+  for (int i = 0; i < 10000 && !called.load(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(called.load());
+  for (const std::string* name : {&mine, &theirs, &fallback}) {
+    EXPECT_EQ(name->rfind("cohort d0 s", 0), 0u) << *name;
+  }
+  // One name per stream: the default stream's too.
+  EXPECT_NE(mine, theirs);
+  EXPECT_NE(mine, fallback);
+  EXPECT_NE(theirs, fallback);
+  EXPECT_EQ(callback, "cohort callback");
+  EXPECT_NE(threadName().rfind("cohort", 0), 0u) << "the test's own thread is not renamed";
+  ASSERT_OK(streamDestroy(other));
 }
 
 TEST_F(StreamTest, BadArguments) {

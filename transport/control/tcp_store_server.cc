@@ -12,6 +12,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "transport/control/store_session.h"
 #include "transport/control/whitelist.h"
 #include "transport/tcp_store.h"
@@ -84,7 +85,10 @@ class ServerImpl : public TcpStoreServer {
                state_.timeout.count(),
                whitelist_.enabled() ? ", whitelist " + whitelist_.source() : std::string());
     accept();
-    thread_ = std::thread([this] { io_.run(); });
+    thread_ = std::thread([this] {
+      nameThisThread("cohort store");
+      io_.run();
+    });
     return Status::Ok();
   }
 
