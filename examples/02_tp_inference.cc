@@ -19,10 +19,12 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tp_inference/run.h"
 
@@ -101,10 +103,17 @@ void printSummary(const tp::Options& o, const tp::Summary& s, const std::string&
   row("single device (reference)", s.reference, false);
   row(fmt::format("tp={} without overlap", o.tp), s.serial, true);
   row(fmt::format("tp={} with overlap", o.tp), s.overlap, true);
+  // The rounds' own ratios rather than the ratio of the two rows: a round's two
+  // runs are back to back, so a drift of the machine's speed between rounds
+  // cancels out; their spread shows what one difference is worth.
+  std::vector<double> speedups = s.roundSpeedups;
+  std::sort(speedups.begin(), speedups.end());
+  const double median = speedups.empty() ? 0.0 : speedups[(speedups.size() - 1) / 2];
   fmt::print(
       "\noverlap: {:.1f}% of communication hidden behind compute, {:.2f}x the speed of "
-      "the run without overlap\n",
-      100 * s.overlap.overlapShare(), s.serial.seconds / s.overlap.seconds);
+      "the run without overlap (the median of {} rounds; they range from {:.2f}x to {:.2f}x)\n",
+      100 * s.overlap.overlapShare(), median, speedups.size(),
+      speedups.empty() ? 0.0 : speedups.front(), speedups.empty() ? 0.0 : speedups.back());
   const std::string ties =
       s.nearTies == 0 ? ""
                       : fmt::format(", {} sequence(s) compared up to a near tie", s.nearTies);

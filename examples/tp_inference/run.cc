@@ -176,6 +176,7 @@ Status runRank(Communicator* comm, const Options& o, Summary* out) {
       (overlap ? overlapped : serial).push_back(result);
       if (root) generations.push_back(std::move(gen));
     }
+    out->roundSpeedups.push_back(serial.back().seconds / overlapped.back().seconds);
   }
   out->serial = medianRound(serial);
   out->overlap = medianRound(overlapped);

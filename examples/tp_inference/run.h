@@ -4,6 +4,8 @@
 
 #include <cohort/communicator.h>
 
+#include <vector>
+
 #include "tp_inference/engine.h"
 #include "tp_inference/model.h"
 
@@ -22,7 +24,7 @@ struct Options {
   /// Timed rounds of each tensor-parallel run, alternating (with, without; then the
   /// other way round): each run's figures are its median round, as one round on a
   /// busy machine swings more than overlap gains.
-  int rounds = 3;
+  int rounds = 5;
 };
 
 /// The logits tolerance that fits a communication type (examples/README.md says why):
@@ -44,6 +46,9 @@ struct Summary {
   PhaseResult serial;     ///< tensor parallel, compute waits for each collective
   PhaseResult overlap;    ///< tensor parallel, micro-batches overlap
   PhaseResult reference;  ///< one device, no communication
+  /// Per round, the speed with overlap over the speed without (the two runs of a
+  /// round are back to back: a drift of the machine's speed cancels out).
+  std::vector<double> roundSpeedups;
   int tokensCompared = 0;    ///< of both generations, made from the same tokens so far
   int tokensEqual = 0;
   /// Sequences that took another token where the reference's top logits are within
