@@ -86,7 +86,12 @@ void futexWakeAll(std::atomic<std::uint32_t>* word) {
 
 namespace {
 thread_local YieldCheck tYieldCheck;
+std::atomic<int> gComputeRunning{0};
 }  // namespace
+
+bool computeRunning() { return gComputeRunning.load(std::memory_order_relaxed) > 0; }
+ComputeScope::ComputeScope() { gComputeRunning.fetch_add(1, std::memory_order_relaxed); }
+ComputeScope::~ComputeScope() { gComputeRunning.fetch_sub(1, std::memory_order_relaxed); }
 
 bool yieldProcessorPolls() { return !tYieldCheck.yieldNow(Clock::now()); }
 
@@ -98,8 +103,9 @@ void yieldProcessor(bool ownProcessors) {
   YieldCheck& check = tYieldCheck;
   const auto before = Clock::now();
   if (!check.yieldNow(before)) return;  // polling: the caller looks again at once
+  const bool computing = computeRunning();
   sched_yield();
-  check.yielded(before, Clock::now());
+  check.yielded(before, Clock::now(), computing || computeRunning());
 }
 
 }  // namespace cohort

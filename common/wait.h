@@ -88,20 +88,37 @@ bool moreThanProcessors(int threads, long processors);
 /// (31-57 us with this check).
 /// After a long yield, waits poll without yielding for kPollFor, then try a
 /// yield again. One per thread; not for crowded jobs (there a long yield ran
-/// a peer, which is what the wait needs).
+/// a peer, which is what the wait needs). A long yield while a kernel of this
+/// process ran (computeRunning()) gave the processor to the program's own
+/// compute, overlapped with the wait: polling then would take processor time
+/// from that compute, so the waits go on yielding.
 class YieldCheck {
  public:
   static constexpr std::chrono::microseconds kLongYield{250};
   static constexpr std::chrono::milliseconds kPollFor{200};
   /// Whether to yield now (false while polling after a long yield).
   bool yieldNow(Clock::time_point now) const { return now >= pollUntil_; }
-  /// Notes a yield that began at `before` and returned at `after`.
-  void yielded(Clock::time_point before, Clock::time_point after) {
-    if (after - before > kLongYield) pollUntil_ = after + kPollFor;
+  /// Notes a yield that began at `before` and returned at `after`;
+  /// `ownCompute`: a kernel of this process ran at its start or end.
+  void yielded(Clock::time_point before, Clock::time_point after, bool ownCompute = false) {
+    if (after - before > kLongYield && !ownCompute) pollUntil_ = after + kPollFor;
   }
 
  private:
   Clock::time_point pollUntil_{};
+};
+
+/// Whether a kernel runs on one of this process's threads now. Thread-safe.
+bool computeRunning();
+/// Counts one running kernel for computeRunning(), from its construction to its
+/// destruction: the runtime puts one on the stack of the thread that runs each
+/// kernel. Thread-safe (one process-wide count).
+class ComputeScope {
+ public:
+  ComputeScope();
+  ~ComputeScope();
+  ComputeScope(const ComputeScope&) = delete;
+  ComputeScope& operator=(const ComputeScope&) = delete;
 };
 
 /// The yield stage of a wait: sched_yield(), except while this thread's

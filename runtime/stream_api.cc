@@ -2,6 +2,7 @@
 // (runtime/hooks.h).
 #include "common/config.h"
 #include "common/log.h"
+#include "common/wait.h"
 #include "runtime/api.h"
 #include "runtime/hooks.h"
 #include "runtime/ipc_event.h"
@@ -162,7 +163,11 @@ Status launchKernel(Stream* stream, Kernel kernel) {
     if (!kernel) return Status(ErrorCode::kInvalidArgument, "launchKernel: empty kernel");
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
-    s->enqueue([s, k = std::move(kernel)] { return k(s); });
+    s->enqueue([s, k = std::move(kernel)] {
+      // Waits of this process that lose their processor to it keep yielding.
+      ComputeScope computing;
+      return k(s);
+    });
     return Status::Ok();
   });
 }

@@ -86,6 +86,33 @@ TEST(YieldCheckTest, PollsForAWhileAfterALongYield) {
   EXPECT_TRUE(check.yieldNow(t1 + std::chrono::microseconds(10)));
 }
 
+// A long yield that ran a kernel of this process (at its start or end) gave
+// the processor to the program's own compute: no polling after it.
+TEST(YieldCheckTest, ALongYieldToOwnComputeKeepsYielding) {
+  YieldCheck check;
+  const Clock::time_point t0 = Clock::now();
+  const Clock::time_point back = t0 + 10 * YieldCheck::kLongYield;
+  check.yielded(t0, back, /*ownCompute=*/true);
+  EXPECT_TRUE(check.yieldNow(back));
+  check.yielded(back, back + 10 * YieldCheck::kLongYield, /*ownCompute=*/false);
+  EXPECT_FALSE(check.yieldNow(back + 10 * YieldCheck::kLongYield));
+}
+
+TEST(ComputeScopeTest, CountsNestedAndConcurrentScopes) {
+  EXPECT_FALSE(computeRunning());
+  {
+    ComputeScope outer;
+    EXPECT_TRUE(computeRunning());
+    std::thread other([] {
+      ComputeScope inner;
+      EXPECT_TRUE(computeRunning());
+    });
+    other.join();
+    EXPECT_TRUE(computeRunning()) << "the other thread's end does not end this one";
+  }
+  EXPECT_FALSE(computeRunning());
+}
+
 // The case it is for: a busy thread outside the job on this thread's
 // processor. Both are pinned to one processor; a yield there runs the busy
 // thread for a time slice (milliseconds), so within a few yields the thread

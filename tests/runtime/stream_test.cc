@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "cohort/runtime.h"
+#include "common/wait.h"
 #include "runtime/hooks.h"
 #include "test_util.h"
 
@@ -247,6 +249,50 @@ TEST_F(StreamTest, WorkerThreadsCarryTheirDeviceAndStream) {
   EXPECT_EQ(callback, "cohort callback");
   EXPECT_NE(threadName().rfind("cohort", 0), 0u) << "the test's own thread is not renamed";
   ASSERT_OK(streamDestroy(other));
+}
+
+// A kernel counts as this process's compute while it runs (common/wait.h): a
+// wait whose yield lost its processor to it goes on yielding instead of
+// polling, which would take processor time from the kernel. Both threads share
+// one processor, as the ranks bound by cohortrun do.
+TEST_F(StreamTest, AWaitSharingItsProcessorWithAKernelKeepsYielding) {
+  EXPECT_FALSE(computeRunning());
+  // A poll window this thread opened earlier would read as a result here.
+  for (int i = 0; i < 100 && yieldProcessorPolls(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_FALSE(yieldProcessorPolls());
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  const int cpu = sched_getcpu();
+  ASSERT_GE(cpu, 0);
+  CPU_SET(cpu, &one);
+  std::atomic<bool> stop{false}, started{false}, sawItself{false};
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    EXPECT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
+    sawItself = computeRunning();
+    started = true;
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+    return Status::Ok();
+  }));
+  cpu_set_t saved;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved), 0);
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
+  while (!started.load()) yieldProcessor(false);
+  // A hog outside the process makes the waits poll within a few yields
+  // (YieldCheckTest.AThreadSharingItsProcessorWithABusyOneStopsYielding).
+  bool polled = false;
+  for (int i = 0; i < 50 && !polled; ++i) {
+    yieldProcessor(true);
+    polled = yieldProcessorPolls();
+  }
+  stop = true;
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved), 0);
+  ASSERT_OK(streamSynchronize(stream_));
+  EXPECT_TRUE(sawItself.load());
+  EXPECT_FALSE(polled) << "a yield that ran this process's kernel was taken for a hog";
+  EXPECT_FALSE(computeRunning()) << "the kernel ended";
 }
 
 TEST_F(StreamTest, BadArguments) {
