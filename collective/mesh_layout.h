@@ -3,7 +3,8 @@
 // the node maps. The counters are this rank's; the node-wide barrier counter and
 // its wake word, and the eager broadcast ring, are used in the first member's
 // region only. The region starts zero-filled, the state of every field before a
-// rank's first call; it holds no pointers, only offsets and atomics. Private to
+// rank's first call; it holds no pointers, only offsets and atomics. Below it,
+// the protocol's invariants that debug builds check on it. Private to
 // collective/.
 #pragma once
 
@@ -11,9 +12,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
+#include "common/error.h"
 #include "common/wait.h"
-#include "transport/shm/control_block.h"
+#include "transport/shm/shm_transport.h"
 
 namespace cohort::collective {
 
@@ -68,5 +71,39 @@ struct MeshRegion {
 // All zeros must be a valid state, and nothing needs destroying.
 static_assert(std::is_standard_layout_v<MeshRegion> &&
               std::is_trivially_destructible_v<MeshRegion>);
+
+/// The posted ring's invariant (COHORT_PROTOCOL_CHECKS builds), after the
+/// waiter read posted call `call` from every member's post slot `slot`: no
+/// member wrote a later call there meanwhile (it may only once this rank
+/// completed `call`), or what was read is a mix of two calls.
+inline void checkPostSlotKept(const std::vector<const transport::shm::ShmPeer*>& members,
+                              std::size_t slot, std::uint64_t call, int me) {
+  for (const transport::shm::ShmPeer* m : members) {
+    const auto* region = static_cast<const MeshRegion*>(m->region);
+    const std::uint64_t holds = region->post[slot].call.load(std::memory_order_acquire);
+    COHORT_PROTOCOL_CHECK(holds == call,
+                          "rank {}'s post slot {} holds call {} while rank {} read call {} there",
+                          m->rank, slot, holds, me, call);
+  }
+}
+
+/// The barriers' invariant, checked in builds with COHORT_PROTOCOL_CHECKS once a
+/// wait saw the node-wide count reach `barrier` arrivals per member: every
+/// member arrived at `barrier` itself (or left: its count is then all ones).
+/// A member behind means an arrival was counted twice, or by a rank that made
+/// no such call, and the waiter would read buffers nobody published yet.
+/// `me` is the waiter's rank.
+inline void checkBarrierReached(const std::vector<const transport::shm::ShmPeer*>& members,
+                                std::uint64_t barrier, int me) {
+  for (const transport::shm::ShmPeer* m : members) {
+    const std::uint64_t at =
+        static_cast<const MeshRegion*>(m->region)->arrive.load(std::memory_order_acquire);
+    COHORT_PROTOCOL_CHECK(at >= barrier,
+                          "rank {} passed barrier {} of its node, but rank {} arrived at barrier "
+                          "{} only: an arrival was counted twice, or by a rank that made no "
+                          "such call",
+                          me, barrier, m->rank, at);
+  }
+}
 
 }  // namespace cohort::collective

@@ -152,12 +152,8 @@ Status Mesh::completeLocked(std::uint64_t call, bool wait, const std::atomic<boo
     }
     if (!s.ok()) return failPosted(std::move(s));
     reducePosted(op, c);
-    // Nobody reused a slot before this rank read it.
-    for (int j = 0; kProtocolChecks && j < n_; ++j) {
-      COHORT_PROTOCOL_CHECK(
-          posted(j), "rank {}'s post slot {} holds call {} while rank {} read call {} there",
-          members_[static_cast<std::size_t>(j)]->rank, i, region(j).post[i].call.load(),
-          members_[static_cast<std::size_t>(me_)]->rank, c);
+    if constexpr (kProtocolChecks) {
+      checkPostSlotKept(members_, i, c, members_[static_cast<std::size_t>(me_)]->rank);
     }
     completedPosts_ = c;
     region(me_).finished.store(c, std::memory_order_release);

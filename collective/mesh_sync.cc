@@ -145,8 +145,14 @@ Status Mesh::sameCalls(std::size_t slot, const std::array<std::uint64_t, 4>& fp,
 Status Mesh::waitForAll(const OpDesc& op, const char* phase, std::uint64_t target,
                         Deadline deadline, const std::atomic<bool>& aborted) {
   MeshRegion& lead = region(0);
-  return waitFor(op, phase, deadline, aborted,
-                 [&] { return lead.shared.load(std::memory_order_acquire) >= target; });
+  COHORT_RETURN_IF_ERROR(waitFor(op, phase, deadline, aborted, [&] {
+    return lead.shared.load(std::memory_order_acquire) >= target;
+  }));
+  if constexpr (kProtocolChecks) {
+    checkBarrierReached(members_, target / static_cast<std::uint64_t>(n_),
+                        members_[static_cast<std::size_t>(me_)]->rank);
+  }
+  return Status::Ok();
 }
 
 std::uint64_t Mesh::arrive() {
