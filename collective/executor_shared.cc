@@ -3,6 +3,7 @@
 // rank's or a member's buffers in place, and the group's barriers (signal,
 // wait) order one rank's steps against the others'.
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "collective/executor.h"
@@ -115,13 +116,9 @@ Status executeShared(const Schedule& schedule, const ExecBuffers& buffers,
   if (from > 0) bases.map(*buffers.group);
   for (std::size_t r = from; r < to && r < schedule.rounds.size(); ++r) {
     const auto& round = schedule.rounds[r];
-    const bool sync = !round.empty() && round[0].op == Step::Op::kSignal;
-    if (sync) {
-      COHORT_RETURN_IF_ERROR(
-          runRound(round, schedule, buffers, reduction, op, size, deadline, abort, &call, bases));
-      continue;
-    }
-    trace::Span span("mesh", "work");  // data moves between the barriers
+    // Data moves between the barriers: a round that does not begin at one is work.
+    std::optional<trace::Span> span;
+    if (round.empty() || round[0].op != Step::Op::kSignal) span.emplace("mesh", "work");
     COHORT_RETURN_IF_ERROR(
         runRound(round, schedule, buffers, reduction, op, size, deadline, abort, &call, bases));
   }
