@@ -108,12 +108,12 @@ void printSummary(const tp::Options& o, const tp::Summary& s, const std::string&
   // cancels out; their spread shows what one difference is worth.
   std::vector<double> speedups = s.roundSpeedups;
   std::sort(speedups.begin(), speedups.end());
-  const double median = speedups.empty() ? 0.0 : speedups[(speedups.size() - 1) / 2];
+  if (speedups.empty()) speedups.push_back(0.0);  // --rounds is at least 1: not expected
   fmt::print(
       "\noverlap: {:.1f}% of communication hidden behind compute, {:.2f}x the speed of "
       "the run without overlap (the median of {} rounds; they range from {:.2f}x to {:.2f}x)\n",
-      100 * s.overlap.overlapShare(), median, speedups.size(),
-      speedups.empty() ? 0.0 : speedups.front(), speedups.empty() ? 0.0 : speedups.back());
+      100 * s.overlap.overlapShare(), speedups[(speedups.size() - 1) / 2], o.rounds,
+      speedups.front(), speedups.back());
   const std::string ties =
       s.nearTies == 0 ? ""
                       : fmt::format(", {} sequence(s) compared up to a near tie", s.nearTies);
