@@ -1,10 +1,10 @@
 // The communicator's state. One per rank; created by comm_init.cc, operations
-// enqueued by comm_ops.cc, launched as comm_launch.cc decides, and run by
-// comm_run.cc (on the communicator's stream, or inline).
+// enqueued by comm_ops.cc and run by comm_run.cc on the caller's stream.
 #pragma once
 
 #include <array>
 #include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,15 +21,15 @@
 #include "collective/schedule.h"
 #include "collective/selector.h"
 #include "common/wait.h"
-#include "runtime/hooks.h"
 #include "transport/bootstrap.h"
 #include "transport/shm/shm_transport.h"
 #include "transport/transport.h"
 
 namespace cohort {
 
-/// Thread-safety: enqueue() from one thread at a time; runOp() on the stream
-/// worker; abort()/asyncError() from anywhere.
+/// Thread-safety: enqueue() from one thread at a time; runOp() on the worker of
+/// the stream an operation was queued on, one operation at a time (comm_ops.cc);
+/// abort()/asyncError() from anywhere.
 class Communicator::Impl {
  public:
   /// Collective over the `size` ranks that share `store` under `prefix`, with
@@ -40,27 +40,15 @@ class Communicator::Impl {
                        const CommOptions& options, std::unique_ptr<Impl>* out);
   ~Impl();
 
+  /// Queues `op` on `stream` (comm_ops.cc has the launch and its contract).
   Status enqueue(collective::OpDesc op, runtime::Stream* stream);
-  /// Runs `op` (entry `historyId` of the history) on the stream worker, or
-  /// inline with the algorithm runsInline() chose (kAuto: choose here).
-  Status runOp(const collective::OpDesc& op, std::uint64_t historyId,
-               collective::Algo chosen = collective::Algo::kAuto);
-  /// Posts `op` (the mesh's small collectives) inline and leaves its completion
-  /// to the caller's stream (runtime::streamDefer): its output is written when
-  /// a host thread synchronizes that stream, or a later call needs it.
-  /// `knownLive`: `stream` was found live under the current resource generation.
-  Status postOp(const collective::OpDesc& op, runtime::Stream* stream, bool knownLive);
+  /// What the stream task of call `ticket` (comm_ops.cc queued it) does: runs
+  /// the call, or completes it if an earlier task posted it ahead, and posts
+  /// the calls queued right behind it while it waits for its peers.
+  Status runQueued(std::uint64_t ticket);
+  /// Runs `op` (entry `historyId` of the history) on the worker of its stream.
+  Status runOp(const collective::OpDesc& op, std::uint64_t historyId);
   Status validate(const collective::OpDesc& op, runtime::Stream* stream) const;
-  /// How `op` launches (comm_launch.cc): on the communicator's stream, inline on
-  /// the calling thread, or posted; *algo is the algorithm for the last two.
-  /// `enqueued`/`completed`: the caller's stream's progress. `repeat`: checked_
-  /// describes this call, so what depends on its arguments alone (the algorithm,
-  /// the size decision) is reused from there. `groupOfSeveral`: groupEnd() is
-  /// launching a group over several communicators.
-  enum class LaunchMode { kWorker, kInline, kPosted };
-  LaunchMode chooseLaunch(const collective::OpDesc& op, runtime::Stream* stream, bool repeat,
-                          std::uint64_t enqueued, std::uint64_t completed, bool groupOfSeveral,
-                          collective::Algo* algo);
   Status split(int color, int key, std::unique_ptr<Impl>* out);
   /// Communicator::finalize(); the destructor calls it too.
   Status finalize();
@@ -82,13 +70,9 @@ class Communicator::Impl {
   mutable std::mutex choiceMu_;
 
  private:
-  /// Whether `op` may run on the calling thread (chooseLaunch's first question).
-  bool runsInline(const collective::OpDesc& op, runtime::Stream* stream, bool repeat,
-                  std::uint64_t enqueued, std::uint64_t completed, collective::Algo* algo);
   Impl() = default;
   Status connect();
-  Status runChosen(const collective::OpDesc& op, std::uint64_t historyId, Deadline deadline,
-                   collective::Algo algo);
+  Status runChosen(const collective::OpDesc& op, std::uint64_t historyId, Deadline deadline);
   void logFailure(const Status& failure);
   /// The end of an operation (entry `historyId` of the history) with status `s`:
   /// an error names this rank and the operation and spreads (spreadFailure);
@@ -99,9 +83,6 @@ class Communicator::Impl {
   /// only when the collective, algorithm or piece count changes).
   const std::string& noteChoice(const collective::OpDesc& op, collective::Algo algo,
                                 std::size_t pieceCount);
-  /// Runs the completions deferred on posted_.on (this communicator's and any
-  /// other's there) if this communicator's is pending; ok if none is.
-  Status completeDeferred();
   /// The first failure: explained by the failed peer's note, noted for the
   /// others, and every connection ended (comm_failure.cc). Returns the error.
   Status spreadFailure(Status s, Deadline opDeadline);
@@ -138,52 +119,48 @@ class Communicator::Impl {
   collective::Topology topo_;
   collective::AlgoOverrides overrides_;
   std::uint64_t seq_ = 0;
-  // The worker launch (comm_ops.cc): the communicator's stream, the events that
-  // order it after the caller's work and the caller's stream after it, and where
-  // the last call left both streams. Enqueueing thread only, like enqueue().
-  struct Worker {
-    runtime::Stream* stream = nullptr;
-    runtime::Event* before = nullptr;
-    runtime::Event* after = nullptr;
-    runtime::Stream* lastUserStream = nullptr;  // the caller's stream of the last op
-    std::uint64_t lastUserEnqueued = 0;         // its task count right after that op
-    std::uint64_t afterRecordedAt = 0;          // stream's task count right after after's record
-  } worker_;
-  // postOp(): the stream that holds its completion (one for every call posted
-  // until it runs; it captures this communicator), and whether it has not run
-  // (cleared by whichever thread runs it).
-  struct Posted {
-    runtime::Stream* on = nullptr;
-    std::atomic<bool> pending{false};
-  } posted_;
-  // The last fixed-size call that passed validate(), and what runsInline()
-  // derived from its arguments alone. A repeat of it (same arguments and
-  // stream, runtime::resourceGeneration() unchanged: no buffer or stream can
-  // have gone) skips both. enqueue() only.
-  struct CheckedCall {
-    collective::Coll coll = collective::Coll::kAllReduce;
-    const void* input = nullptr;
-    void* output = nullptr;
-    std::size_t count = 0;
-    DataType type = DataType::kFloat32;
-    ReduceOp op = ReduceOp::kSum;
-    int root = 0;
-    runtime::Stream* stream = nullptr;
-    std::uint64_t generation = 0;  // 0: nothing checked yet
-    bool small = false;            // runsInline's size condition, for `algo`
-    collective::Algo algo = collective::Algo::kAuto;
-    runtime::StreamCounters counters{};  // the caller's stream's
-    bool ownStreamLive = false;          // the communicator's worker_.stream was found live
-    runtime::StreamCounters own{};       // worker_.stream's, read while ownStreamLive
-    bool repeats(const collective::OpDesc& o, runtime::Stream* s, std::uint64_t g) const {
-      return g == generation && s == stream && o.coll == coll && o.input == input &&
-             o.output == output && o.count == count && o.type == type && o.op == op &&
-             o.root == root && o.counts.empty() && o.items.empty();
-    }
+  // The launch (comm_ops.cc): the stream of the last call, the event that makes
+  // a call on another stream wait for it, and the last call's task's place on
+  // its stream. Enqueueing thread only, like enqueue(); finalize() and
+  // setAlgorithm() read lastStream once calls stopped.
+  struct Launch {
+    runtime::Stream* lastStream = nullptr;
+    int lastDevice = -1, lastStreamId = -1;  // what streamDescribe said of lastStream
+    runtime::Event* chain = nullptr;
+    std::uint64_t lastTask = 0;   // position on lastStream
+    bool lastTaskKnown = false;   // no other thread queued there meanwhile
+    std::uint64_t tickets = 0;    // calls queued so far
+  } launch_;
+  // The calls queued and not finished, in call order: the running one first,
+  // then those its task may post ahead of its own completion (comm_run.cc).
+  // Guarded by queuedMu_: the enqueueing thread adds and marks `follows`, the
+  // stream workers (one at a time: calls run in order) post and remove.
+  struct Queued {
+    std::uint64_t ticket = 0;
+    collective::OpDesc op;
+    std::uint64_t historyId = 0;
+    bool follows = false;    // its task comes right behind the previous call's, on one stream
+    bool posted = false;     // posted ahead by an earlier call's task
+    std::uint64_t call = 0;  // the mesh's number for it, once posted
+    Deadline deadline = Deadline::never();  // once posted
   };
-  CheckedCall checked_;
+  std::mutex queuedMu_;
+  std::deque<Queued> queued_;
+  /// Whether the mesh posts `op` when it runs (the run-ahead may post it early).
+  bool postable(const collective::OpDesc& op) const;
+  /// Posts the first call behind the running one that is not posted yet, if its
+  /// task directly follows the previous call's (so nothing of the program's runs
+  /// in between: its input is final) and posting it waits for nobody.
+  bool postAhead();
+  /// Ends calls whose tasks never ran (their stream failed or was aborted).
+  void endSkipped(std::vector<Queued> skipped);
+  /// Waits for the operations queued so far (their stream: the last call's).
+  Status waitForOperations();
+  /// Whether launch_.lastStream is still the stream the last call was queued on
+  /// (a destroyed stream's address may be a new stream's, of any thread).
+  bool lastStreamLives() const;
   // runSchedule()'s last schedule and the shape of call it was built for
-  // (operations run one at a time: on the stream, or inline while it is idle).
+  // (operations run one at a time, in call order).
   struct ScheduleKey {
     bool cacheable = false;  // fixed-size collective: the fields below say it all
     collective::Coll coll = collective::Coll::kAllReduce;
@@ -209,10 +186,6 @@ class Communicator::Impl {
   std::unique_ptr<collective::OpHistory> history_;  // made by create(), never null after
   bool failureLogged_ = false;                      // stream worker only
   bool failureSpread_ = false;                      // stream worker only
-  // Set at connect: every peer is another process, or options.threadPerRank.
-  bool inlineSmall_ = false;
-  enum class Launch { kAuto, kWorker, kInline };
-  Launch launch_ = Launch::kAuto;  // COHORT_LAUNCH, read at create
   std::optional<Status> finalStatus_;  // what finalize() returned, once it ran
   // The first asynchronous error (asyncError()), set from any thread.
   struct FirstError {

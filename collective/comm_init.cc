@@ -83,13 +83,7 @@ Status Communicator::Impl::create(std::shared_ptr<transport::Store> store,
     COHORT_RETURN_IF_ERROR(collective::translateHcclAlgo(Config::global().hcclAlgo, &algo));
   }
   COHORT_RETURN_IF_ERROR(collective::AlgoOverrides::parse(algo, &impl->overrides_));
-  const std::string& launch = Config::global().launch;
-  impl->launch_ = launch == "worker"   ? Launch::kWorker
-                  : launch == "inline" ? Launch::kInline
-                                       : Launch::kAuto;
-  COHORT_RETURN_IF_ERROR(runtime::streamCreate(&impl->worker_.stream));
-  COHORT_RETURN_IF_ERROR(runtime::eventCreate(&impl->worker_.before));
-  COHORT_RETURN_IF_ERROR(runtime::eventCreate(&impl->worker_.after));
+  COHORT_RETURN_IF_ERROR(runtime::eventCreate(&impl->launch_.chain));
   Status s = impl->connect();
   if (!s.ok()) {
     return makeError(s.code(), "communicator init, rank {} of {} (device {}): {}", rank, size,
@@ -155,14 +149,6 @@ Status Communicator::Impl::connect() {
   topo_.nodes = nodes;
   topo_.tuning = collective::Tuning::forThisNode(localSize);
   if (transports_.shm != nullptr) buildGroups(transports_.shm);
-  inlineSmall_ = true;
-  const bool threadPerRank = options.threadPerRank || Config::global().threadPerRank;
-  for (const auto& p : peers_) {
-    const auto& me = peers_[static_cast<std::size_t>(rank)];
-    if (p.rank != rank && p.sameNode(me) && p.pid == me.pid && !threadPerRank) {
-      inlineSmall_ = false;
-    }
-  }
   return bootstrap_->barrier(deadline);
 }
 
@@ -174,13 +160,26 @@ Status Communicator::Impl::scratch(std::size_t bytes, void** out) {
   return scratch_.get(bytes, out);
 }
 
+bool Communicator::Impl::lastStreamLives() const {
+  runtime::StreamDescription d;
+  return launch_.lastStream != nullptr && runtime::streamDescribe(launch_.lastStream, &d).ok() &&
+         d.device == launch_.lastDevice && d.id == launch_.lastStreamId;
+}
+
+Status Communicator::Impl::waitForOperations() {
+  // Operations run in call order: the last one's stream finishes last. A stream
+  // destroyed since has drained.
+  if (!lastStreamLives()) return Status::Ok();
+  Status s = runtime::streamSynchronize(launch_.lastStream);
+  return s.code() == ErrorCode::kInvalidHandle ? Status::Ok() : s;
+}
+
 Status Communicator::Impl::finalize() {
   if (finalStatus_) return *finalStatus_;
   finalStatus_ = Status::Ok();
   log::RankScope logAs(rank);
-  (void)completeDeferred();  // they use the mesh (and this object)
   // A failed operation was reported where it ran: this rank has left its peers already.
-  if (worker_.stream != nullptr) (void)runtime::streamSynchronize(worker_.stream);
+  (void)waitForOperations();
   if (mesh_ != nullptr && aborted_.load()) {
     mesh_->abortNow();  // the peers' errors say so
   } else if (mesh_ != nullptr && asyncError().ok()) {
@@ -203,9 +202,7 @@ Communicator::Impl::~Impl() {
   transports_.all.clear();
   scratch_.release();
   stage_.release();
-  if (worker_.before != nullptr) (void)runtime::eventDestroy(worker_.before);
-  if (worker_.after != nullptr) (void)runtime::eventDestroy(worker_.after);
-  if (worker_.stream != nullptr) (void)runtime::streamDestroy(worker_.stream);
+  if (launch_.chain != nullptr) (void)runtime::eventDestroy(launch_.chain);
 }
 
 Status Communicator::Impl::split(int color, int key, std::unique_ptr<Impl>* out) {

@@ -1,4 +1,19 @@
 // The public collective calls: validate, then enqueue on the caller's stream.
+//
+// The launch, and the contract it keeps (HCCL's and NCCL's; ../shared/DESIGN.md):
+// a collective call only queues work and returns; it never waits for another
+// rank, and neither does any later call that queues work on a stream. A rank
+// may meet the others on the host (MPI, a store) right after the call, and may
+// drive several communicators in any order on different streams.
+//
+// So there is one way a call launches: the operation is a task of the caller's
+// stream, as HCCL's tasks (and NCCL's kernels) are, and that stream's worker
+// runs it in order with the caller's other work; the calling thread does no
+// part of it. Two communicators driven on two streams have two workers, so
+// neither waits for the other. A communicator's operations run one at a time,
+// in call order: a call on another stream than the last call's first waits for
+// that stream (an event recorded there at the call). Only synchronize, an
+// event's synchronize and destroy (finalize) wait for the operation's end.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,8 +40,6 @@ struct Pending {
 };
 thread_local int tGroupDepth = 0;
 thread_local std::vector<Pending> tGroup;
-// groupEnd() is launching a group over several communicators (chooseLaunch).
-thread_local bool tLaunchingSeveral = false;
 
 // A buffer the operation reads or writes must hold `bytes` (when the runtime
 // knows its allocation) and must not be memory of another device.
@@ -133,24 +146,7 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   }
   log::RankScope logAs(rank);
   trace::Span span("enqueue", collName(op.coll));
-  // `known`: checked_ describes this call (repeated, or checked just now).
-  const std::uint64_t generation = runtime::resourceGeneration();
-  bool known = checked_.repeats(op, stream, generation);
-  if (!known) {
-    COHORT_RETURN_IF_ERROR(validate(op, stream));
-    if (op.counts.empty() && op.items.empty()) {
-      checked_ = CheckedCall{op.coll, op.input, op.output, op.count, op.type,
-                             op.op,   op.root,  stream,    generation};
-      known = true;
-    }
-  }
-  // The caller's stream's counters: found once per checked call, except for the
-  // default stream (null), which is the current device's, looked up every time.
-  runtime::StreamCounters counters = checked_.counters;
-  if (!known || stream == nullptr || counters.enqueued == nullptr) {
-    COHORT_RETURN_IF_ERROR(runtime::streamCounters(stream, &counters));
-    if (known && stream != nullptr) checked_.counters = counters;
-  }
+  COHORT_RETURN_IF_ERROR(validate(op, stream));
   if (tGroupDepth > 0) {
     tGroup.push_back(Pending{this, std::move(op), stream});
     return Status::Ok();
@@ -158,65 +154,50 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   // Point-to-point calls involve two ranks only: they do not advance the
   // collective sequence that every rank must agree on.
   op.seq = op.coll == Coll::kSendRecv ? 0 : ++seq_;
-  // The communicator's stream must wait for the caller's earlier work, unless
-  // there is none: the caller's stream is idle, or all it holds since our last
-  // operation is our own wait for that operation (which the communicator's
-  // in-order stream implies). Skipping it saves a thread hand-off per call.
-  std::uint64_t enqueued = 0, completed = 0;
-  counters.progress(&enqueued, &completed);
-  // Completions deferred on the caller's stream (postOp) are older than this
-  // call: they run first, unless they are all this communicator's and this
-  // call is posted too (the mesh completes its calls in order, and an earlier
-  // one whose output this call reads before posting).
-  // (Nothing is deferred on a default stream: posting needs a stream.)
-  const std::size_t waiting = stream != nullptr ? counters.deferredCount() : 0;
-  collective::Algo algo = collective::Algo::kAuto;
-  const LaunchMode mode =
-      chooseLaunch(op, stream, known, enqueued, completed, tLaunchingSeveral, &algo);
-  const std::size_t ours = posted_.pending.load() ? 1 : 0;  // our completion on posted_.on
-  if (waiting > 0 && !(mode == LaunchMode::kPosted && stream == posted_.on && waiting == ours)) {
-    (void)runtime::streamCompleteDeferred(stream);  // a failure is asyncError()'s too
-    const Status earlier = asyncError();
-    if (!earlier.ok()) {
-      return makeError(earlier.code(), "{}: the communicator failed earlier: {}",
-                       collName(op.coll), earlier.message());
-    }
-  }
-  if (mode == LaunchMode::kPosted) return postOp(op, stream, known);
-  if (mode == LaunchMode::kInline) {
-    // Nothing is pending on either stream: the result is there when this
-    // returns, with no thread hand-off (what a small call costs otherwise).
-    Status s = runOp(op, history_->reserve(), algo);
-    if (!s.ok()) {
-      setAsyncError(s);
-      // The failure is the caller's stream's too, as if the operation had run
-      // there: synchronizing it reports the error (HCCL's failed task).
-      (void)runtime::launchKernel(stream, [s](runtime::Stream*) { return s; });
-    }
-    return s;
-  }
-  if (completed != enqueued &&
-      !(stream == worker_.lastUserStream && enqueued == worker_.lastUserEnqueued)) {
-    COHORT_RETURN_IF_ERROR(runtime::eventRecord(worker_.before, stream));
-    COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(worker_.stream, worker_.before));
+  if (stream == nullptr) COHORT_RETURN_IF_ERROR(runtime::defaultStream(&stream));
+  // The same stream as the last call's, not a new one at a destroyed one's address.
+  runtime::StreamDescription d;
+  COHORT_RETURN_IF_ERROR(runtime::streamDescribe(stream, &d));
+  const bool sameStream = stream == launch_.lastStream && d.device == launch_.lastDevice &&
+                          d.id == launch_.lastStreamId;
+  // The last call's stream holds it (or held it: a stream destroyed since has
+  // drained, and then there is nothing to wait for).
+  if (!sameStream && lastStreamLives() &&
+      runtime::eventRecord(launch_.chain, launch_.lastStream).ok()) {
+    COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream, launch_.chain));
   }
   const std::uint64_t historyId = history_->queued(op);
-  Status launched = runtime::launchKernel(worker_.stream, [this, op, historyId](runtime::Stream*) {
-    Status s = runOp(op, historyId);
+  const std::uint64_t ticket = ++launch_.tickets;
+  {
+    std::lock_guard<std::mutex> lock(queuedMu_);
+    queued_.push_back(Queued{ticket, std::move(op), historyId});
+  }
+  std::uint64_t before = 0, after = 0, done = 0;
+  const bool counted = runtime::streamProgress(stream, &before, &done).ok();
+  Status launched = runtime::launchKernel(stream, [this, ticket](runtime::Stream*) {
+    Status s = runQueued(ticket);
     if (!s.ok()) setAsyncError(s);
     return s;
   });
   if (!launched.ok()) {
+    std::lock_guard<std::mutex> lock(queuedMu_);
+    queued_.pop_back();  // never started: nothing else removes it
     history_->finished(historyId, launched);
     return launched;
   }
-  COHORT_RETURN_IF_ERROR(runtime::eventRecord(worker_.after, worker_.stream));
-  std::uint64_t commCompleted = 0;
-  COHORT_RETURN_IF_ERROR(
-      runtime::streamTaskProgress(worker_.stream, &worker_.afterRecordedAt, &commCompleted));
-  COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream, worker_.after));
-  worker_.lastUserStream = stream;
-  counters.progress(&worker_.lastUserEnqueued, &completed);
+  // The task's place on its stream is known when no other thread queued there
+  // meanwhile; right behind the last call's, the run-ahead may post it early.
+  const bool known = counted && runtime::streamProgress(stream, &after, &done).ok() &&
+                     after == before + 1;
+  if (known && launch_.lastTaskKnown && sameStream && before == launch_.lastTask + 1) {
+    std::lock_guard<std::mutex> lock(queuedMu_);
+    if (!queued_.empty() && queued_.back().ticket == ticket) queued_.back().follows = true;
+  }
+  launch_.lastStream = stream;
+  launch_.lastDevice = d.device;
+  launch_.lastStreamId = d.id;
+  launch_.lastTask = before;
+  launch_.lastTaskKnown = known;
   return Status::Ok();
 }
 
@@ -232,11 +213,6 @@ Status Communicator::groupEnd() {
   if (--tGroupDepth > 0) return Status::Ok();
   std::vector<Pending> pending;
   pending.swap(tGroup);
-  struct Launching {
-    explicit Launching(bool several) { tLaunchingSeveral = several; }
-    ~Launching() { tLaunchingSeveral = false; }
-  } launching(std::any_of(pending.begin(), pending.end(),
-                          [&](const Pending& p) { return p.comm != pending.front().comm; }));
   // Sends and receives of one communicator and stream fuse into one batch, so
   // they progress together; other operations keep their order.
   for (std::size_t i = 0; i < pending.size(); ++i) {

@@ -124,9 +124,8 @@ std::string Communicator::lastChoice() const {
 }
 void Communicator::abort() { impl_->abort(); }
 Status Communicator::setAlgorithm(const std::string& spec) {
-  Status s = runtime::streamSynchronize(impl_->worker_.stream);
+  Status s = impl_->waitForOperations();
   if (!s.ok()) return recordError(s);
-  impl_->checked_ = Impl::CheckedCall{};  // it holds the algorithm the last call chose
   return recordError(collective::AlgoOverrides::parse(spec, &impl_->overrides_));
 }
 Status Communicator::asyncError() const { return impl_->asyncError(); }

@@ -235,59 +235,124 @@ Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline dea
   return Status::Ok();
 }
 
-Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId, Algo chosen) {
-  log::RankScope logAs(rank);  // the stream's worker, or a caller's thread holding several ranks
+bool Communicator::Impl::postable(const OpDesc& op) const {
+  if (mesh_ == nullptr || size == 1 || op.coll == Coll::kSendRecv || !mesh_->posts(op)) {
+    return false;
+  }
+  Algo algo = Algo::kAuto;
+  if (!collective::selectAlgorithm(op, topo_, overrides_, &algo).ok() || algo != Algo::kMesh) {
+    return false;
+  }
+  const collective::StagingPlan plan =
+      collective::planStaging(op, algo, size, Config::global().buffSize, topo_.tuning);
+  return plan.algo == Algo::kMesh && plan.pieceCount == 0;
+}
+
+// A call's task posts the calls queued right behind it while its peers have
+// not all posted its own: then a rank that got ahead runs up to the mesh's
+// ring of calls ahead of the slowest, instead of handing its processor over at
+// every call (what a queue of small calls between more ranks than processors
+// costs most).
+bool Communicator::Impl::postAhead() {
+  Queued* next = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(queuedMu_);
+    for (std::size_t i = 1; i < queued_.size(); ++i) {
+      Queued& q = queued_[i];
+      if (q.posted) continue;
+      if (!q.follows) return false;
+      next = &q;  // a deque keeps its elements where they are while it grows at the back
+      break;
+    }
+  }
+  if (next == nullptr || aborted_.load() || !postable(next->op)) return false;
+  const Deadline deadline = execDeadline();
+  std::uint64_t call = 0;
+  if (!mesh_->postIfFree(next->op, deadline, &call)) return false;
+  history_->started(next->historyId, next->op, noteChoice(next->op, Algo::kMesh, 0));
+  std::lock_guard<std::mutex> lock(queuedMu_);
+  next->posted = true;
+  next->call = call;
+  next->deadline = deadline;
+  return true;
+}
+
+void Communicator::Impl::endSkipped(std::vector<Queued> skipped) {
+  for (Queued& q : skipped) {
+    // A posted call completes all the same, or the members' rings would stop.
+    if (q.posted) (void)mesh_->complete(q.call, true, aborted_);
+    history_->finished(q.historyId,
+                       makeError(ErrorCode::kAborted, "{}: its stream skipped its task (the "
+                                 "stream failed or was aborted)", q.op.describe()));
+  }
+}
+
+Status Communicator::Impl::runQueued(std::uint64_t ticket) {
+  log::RankScope logAs(rank);  // the stream's worker
+  Queued me;
+  {
+    std::vector<Queued> skipped;
+    {
+      std::lock_guard<std::mutex> lock(queuedMu_);
+      while (!queued_.empty() && queued_.front().ticket < ticket) {
+        skipped.push_back(std::move(queued_.front()));
+        queued_.pop_front();
+      }
+      if (queued_.empty() || queued_.front().ticket != ticket) {
+        return makeError(ErrorCode::kInternal, "rank {}: call {} is not queued", rank, ticket);
+      }
+      me = queued_.front();
+    }
+    endSkipped(std::move(skipped));
+  }
+  auto leave = [&](Status s) {
+    std::lock_guard<std::mutex> lock(queuedMu_);
+    queued_.pop_front();
+    return s;
+  };
+  if (!me.posted && !postable(me.op)) return leave(runOp(me.op, me.historyId));
+  collective::OpHistory::RunScope scope(history_.get(), me.historyId);
+  trace::Span span("collective", trace::enabled() ? me.op.describe() : std::string());
+  Deadline deadline = me.deadline;
+  Status s;
+  if (!me.posted) {
+    deadline = execDeadline();
+    history_->started(me.historyId, me.op, noteChoice(me.op, Algo::kMesh, 0));
+    s = aborted_.load() ? makeError(ErrorCode::kAborted, "{}: aborted", me.op.describe())
+                        : mesh_->post(me.op, deadline, aborted_, &me.call);
+  }
+  while (s.ok()) {
+    Status done = mesh_->complete(me.call, false, aborted_);
+    if (done.code() != ErrorCode::kNotReady) {
+      s = std::move(done);
+      break;
+    }
+    if (!postAhead()) {
+      s = mesh_->complete(me.call, true, aborted_);
+      break;
+    }
+  }
+  s = concludeOp(me.op, me.historyId, std::move(s), deadline);
+  if (span.on()) {
+    span.arg("algorithm", lastChoice + " (posted)");
+    if (!s.ok()) span.arg("error", s.toString());
+  }
+  return leave(std::move(s));
+}
+
+Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId) {
+  log::RankScope logAs(rank);  // the stream's worker
   collective::OpHistory::RunScope scope(history_.get(), historyId);
   trace::Span span("collective", trace::enabled() ? op.describe() : std::string());
   const Deadline deadline = execDeadline();
   Status s = aborted_.load() ? makeError(ErrorCode::kAborted, "{}: aborted", op.describe())
-                             : runChosen(op, historyId, deadline, chosen);
+                             : runChosen(op, historyId, deadline);
   s = concludeOp(op, historyId, std::move(s), deadline);
   if (span.on()) {
     span.arg("algorithm", lastChoice);
     if (!s.ok()) span.arg("error", s.toString());
   }
   return s;
-}
-
-Status Communicator::Impl::postOp(const OpDesc& op, runtime::Stream* stream, bool knownLive) {
-  log::RankScope logAs(rank);
-  // Completions deferred on another stream first: one stream holds them all.
-  if (posted_.on != stream && posted_.pending.load()) {
-    COHORT_RETURN_IF_ERROR(completeDeferred());
-  }
-  const std::uint64_t historyId = history_->reserve();
-  collective::OpHistory::RunScope scope(history_.get(), historyId);
-  trace::Span span("collective", trace::enabled() ? op.describe() : std::string());
-  const Deadline deadline = execDeadline();
-  history_->started(historyId, op, noteChoice(op, Algo::kMesh, 0));
-  std::uint64_t call = 0;
-  bool closer = false;
-  Status s = aborted_.load() ? makeError(ErrorCode::kAborted, "{}: aborted", op.describe())
-                             : mesh_->post(op, deadline, aborted_, &call, historyId, &closer);
-  if (span.on()) span.arg("algorithm", lastChoice + " (posted)");
-  if (!s.ok()) return concludeOp(op, historyId, std::move(s), deadline);
-  // The mesh concludes the call (its hook) whoever completes it. One completion
-  // on the stream completes every call posted before it runs.
-  if (!closer) return Status::Ok();
-  bool deferred = false;
-  posted_.pending.store(true);
-  posted_.on = stream;
-  runtime::HostCompletion finish = [this](bool wait) {
-    Status done = mesh_->complete(collective::Mesh::kAllPosted, wait, aborted_, true);
-    if (done.code() != ErrorCode::kNotReady) posted_.pending.store(false);
-    return done;
-  };
-  s = runtime::streamDefer(stream, std::move(finish), &deferred, knownLive);
-  if (s.ok() && deferred) return Status::Ok();
-  posted_.pending.store(false);
-  Status done = mesh_->complete(collective::Mesh::kAllPosted, true, aborted_, true);
-  return s.ok() ? done : s;
-}
-
-Status Communicator::Impl::completeDeferred() {
-  if (!posted_.pending.load() || posted_.on == nullptr) return Status::Ok();
-  return runtime::streamCompleteDeferred(posted_.on);
 }
 
 Status Communicator::Impl::concludeOp(const OpDesc& op, std::uint64_t historyId, Status s,
@@ -333,8 +398,8 @@ const std::string& Communicator::Impl::noteChoice(const OpDesc& op, Algo algo,
   return lastChoice;
 }
 
-Status Communicator::Impl::runChosen(const OpDesc& op, std::uint64_t historyId, Deadline deadline,
-                                     Algo algo) {
+Status Communicator::Impl::runChosen(const OpDesc& op, std::uint64_t historyId,
+                                     Deadline deadline) {
   if (op.coll == Coll::kSendRecv) {
     history_->started(historyId, op, "send/recv");
     return runSendRecv(op, deadline);
@@ -343,9 +408,8 @@ Status Communicator::Impl::runChosen(const OpDesc& op, std::uint64_t historyId, 
     history_->started(historyId, op, "local copy");
     return copyAlone(op);
   }
-  if (algo == Algo::kAuto) {
-    COHORT_RETURN_IF_ERROR(collective::selectAlgorithm(op, topo_, overrides_, &algo));
-  }
+  Algo algo = Algo::kAuto;
+  COHORT_RETURN_IF_ERROR(collective::selectAlgorithm(op, topo_, overrides_, &algo));
   const collective::StagingPlan plan =
       collective::planStaging(op, algo, size, Config::global().buffSize, topo_.tuning);
   algo = plan.algo;

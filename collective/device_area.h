@@ -8,8 +8,8 @@
 
 namespace cohort::collective {
 
-/// Not thread-safe: used from one thread at a time (the stream worker, or the
-/// caller of an inline operation). release() frees it; so does destruction.
+/// Not thread-safe: used from one thread at a time (the communicator's stream
+/// worker). release() frees it; so does destruction.
 class DeviceArea {
  public:
   /// `what` names the memory in errors ("communicator scratch memory").

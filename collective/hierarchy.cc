@@ -56,13 +56,6 @@ void Communicator::Impl::buildGroups(transport::shm::ShmTransport* shm) {
   mesh_ =
       std::make_unique<collective::Mesh>(shm, members, localRank, topo_.tuning,
                                          [this](std::size_t b, void** p) { return scratch(b, p); });
-  // A posted call that postOp() left to the caller's stream ends here.
-  mesh_->onPosted([this](const collective::OpDesc& op, std::uint64_t id, Deadline d, Status s) {
-    log::RankScope logAs(rank);  // any thread that completes the call
-    s = concludeOp(op, id, std::move(s), d);
-    if (!s.ok()) setAsyncError(s);
-    return s;
-  });
   topo_.meshAvailable = nodes == 1;
   bool even = nodes > 1 && localSize > 1;
   for (const auto& [host, count] : perNode) even = even && count == localSize;

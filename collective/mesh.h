@@ -3,11 +3,10 @@
 // data between two node-wide barriers: a schedule (collective/direct.h) that the
 // executor runs with the mesh as its SharedGroup. Up to a few KiB, an allreduce,
 // reduce-scatter, allgather or alltoall is posted instead: each rank copies its
-// input into the next slot of its own ring and goes on; the call completes
-// later (complete()), when every rank posted it, by reading every member's slot.
-// A caller that completes calls only when it must (the communicator defers it
-// to the stream's synchronization) runs up to a ring's worth of calls ahead of
-// the slowest rank. A small broadcast goes through a ring of slots that its
+// input into the next slot of its own ring, then completes the call when every
+// rank posted it, by reading every member's slot; no barrier, and a rank that
+// leaves before the others have read its slot leaves nothing behind for them to
+// wait on. A small broadcast goes through a ring of slots that its
 // root fills without waiting (its readers wait for the root only). With more
 // than two ranks per processor, a larger broadcast's ranks copy the root's
 // buffer themselves and only the root waits for them.
@@ -67,32 +66,27 @@ class Mesh final : public SharedGroup {
                                Deadline deadline, const std::atomic<bool>& aborted);
   /// Runs `op` to completion (posted calls, older ones too, complete first).
   Status run(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
-  /// Whether run() posts `op`: post() may take it.
+  /// Whether run() posts `op`.
   bool posts(const OpDesc& op) const;
   /// Posts `op` (this rank's input goes into its ring) without waiting for the
   /// others, unless the ring is full: then this rank's oldest call completes
   /// and the others must have read the slot (and unless its input is an
   /// earlier call's output: that call completes first). *call numbers it for
   /// complete().
-  /// `tag` (non-zero): the hook concludes the call. `closer` (optional): set
-  /// when the caller must make sure that complete(kAllPosted, ..., closer=true)
-  /// runs later (a call is not complete yet and no such completion is
-  /// pending: none was asked for, or the last one ran); until it does, later
-  /// posts find it pending.
   Status post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted,
-              std::uint64_t* call, std::uint64_t tag = 0, bool* closer = nullptr);
-  /// Called for each call posted with a tag when it completes or fails (on the
-  /// thread that completes it, once); what it returns is the call's status.
-  using PostedHook =
-      std::function<Status(const OpDesc& op, std::uint64_t tag, Deadline deadline, Status status)>;
-  void onPosted(PostedHook hook) { hook_ = std::move(hook); }
-  /// Completes the posted calls up to `call`, in order: waits until every member
-  /// posted each, checks they made the same call and writes its output. With
-  /// `wait` false, kNotReady instead of waiting. A call that fails fails every
-  /// later one (this rank leaves the communicator, unless a peer caused it).
-  Status complete(std::uint64_t call, bool wait, const std::atomic<bool>& aborted,
-                  bool closer = false);
-  static constexpr std::uint64_t kAllPosted = ~std::uint64_t(0);  // complete(): every call
+              std::uint64_t* call);
+  /// Posts `op` (posts(op) holds) if that waits for nobody: its ring slot is free
+  /// on every member and its input is no output of a call not completed yet.
+  /// *call numbers it for complete(); false (and nothing posted) otherwise, or
+  /// after a failure. What lets a stream's worker post the calls queued right
+  /// behind the one it completes (the communicator's run-ahead).
+  bool postIfFree(const OpDesc& op, Deadline deadline, std::uint64_t* call);
+  /// Completes the posted calls up to `call` (post(), postIfFree()), in order:
+  /// waits until every member posted each, checks they made the same call and
+  /// writes its output. With `wait` false, kNotReady instead of waiting. A call
+  /// that fails fails every later one (this rank leaves the communicator, unless
+  /// a peer caused it).
+  Status complete(std::uint64_t call, bool wait, const std::atomic<bool>& aborted);
   /// Whether run() takes a staged path (a few KiB: posted, or an eager
   /// broadcast; no mapping).
   bool staged(const OpDesc& op) const;
@@ -147,8 +141,13 @@ class Mesh final : public SharedGroup {
   /// call: in its operation slots or eager broadcasts (`posted`: this rank
   /// posted it) or in its posted ring (this rank did not).
   Status crossedCall(const OpDesc& op, bool posted) const;
+  static constexpr std::uint64_t kAllPosted = ~std::uint64_t(0);  // complete(): every call
   /// complete() with postMu_ held.
   Status completeLocked(std::uint64_t call, bool wait, const std::atomic<bool>& aborted);
+  /// With postMu_ held: whether post(op) would wait (see postIfFree()).
+  bool postWaitsLocked(const OpDesc& op);
+  /// post() with postMu_ held, once nothing is left to wait for.
+  void postLocked(const OpDesc& op, Deadline deadline, std::uint64_t* call);
   /// Writes posted call `call`'s output from every member's slot.
   void reducePosted(const OpDesc& op, std::uint64_t call);
   /// Whether a posted call's slot holds the block of this rank's input that only
@@ -250,22 +249,19 @@ class Mesh final : public SharedGroup {
   std::size_t slot_ = 0;
   // Posted calls: how many so far, how many completed, and the ones not
   // completed yet by ring slot (posts_ - completedPosts_ <= kPostSlots). A
-  // failure fails every later call. Guarded by postMu_: a posted call may
-  // complete on any thread that synchronizes the caller's stream.
+  // failure fails every later call. Guarded by postMu_: the stream's worker
+  // posts and completes, drain() reads them from the thread that destroys.
   struct Posted {
     OpDesc op;
     std::array<std::uint64_t, 4> fingerprint{};  // op's
     bool ownBlockPosted = true;                  // ownBlockPosted(op), or no input
     Deadline deadline = Deadline::never();
-    std::uint64_t tag = 0;  // 0: no hook
   };
   /// The first failure of a posted call: every call not completed fails with
-  /// it (each through the hook), and this rank leaves the communicator.
+  /// it, and this rank leaves the communicator.
   Status failPosted(Status s);
-  PostedHook hook_;
   const char* pendingLo_ = nullptr;  // the outputs of the calls not completed span these
   const char* pendingHi_ = nullptr;
-  bool closerPending_ = false;  // see post()
   mutable std::mutex postMu_;
   std::uint64_t posts_ = 0;
   std::uint64_t completedPosts_ = 0;

@@ -32,12 +32,6 @@ Status Mesh::failPosted(Status s) {
   // The others learn at their next wait for this rank; a failure caused by a
   // peer they find themselves (naming it, not this rank).
   if (s.code() != ErrorCode::kRemoteError) leave();
-  for (std::uint64_t c = completedPosts_ + 1; c <= posts_; ++c) {
-    const Posted& p = posted_[(c - 1) % kPostSlots];
-    if (p.tag == 0 || !hook_) continue;
-    Status reported = hook_(p.op, p.tag, p.deadline, s);
-    if (c == completedPosts_ + 1) s = std::move(reported);  // the first names its call
-  }
   postFailure_ = s;
   return s;
 }
@@ -50,7 +44,7 @@ Status Mesh::failPosted(Status s) {
 // slots always find the other's inputs there. Completing as soon as the inputs
 // are there lets the others run up to kPostSlots calls ahead.
 Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted,
-                  std::uint64_t* call, std::uint64_t tag, bool* closer) {
+                  std::uint64_t* call) {
   std::lock_guard<std::mutex> lock(postMu_);
   if (!postFailure_.ok()) return postFailure_;
   constexpr std::uint64_t kSlots = kPostSlots;
@@ -62,7 +56,6 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
     COHORT_RETURN_IF_ERROR(completeLocked(posts_, true, aborted));
   }
   const std::uint64_t c = posts_ + 1;
-  const std::size_t i = (c - 1) % kSlots;
   if (c > kSlots && everyoneFinished_ < c - kSlots) {
     COHORT_RETURN_IF_ERROR(completeLocked(c - kSlots, true, aborted));
     auto finished = [&](int j) { return region(j).finished.load(std::memory_order_acquire); };
@@ -79,6 +72,15 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
       if (!s.ok()) return failPosted(std::move(s));
     }
   }
+  postLocked(op, deadline, call);
+  Status s = completeLocked(c, false, aborted);
+  return s.code() == ErrorCode::kNotReady ? Status::Ok() : s;
+}
+
+void Mesh::postLocked(const OpDesc& op, Deadline deadline, std::uint64_t* call) {
+  const std::uint64_t c = posts_ + 1;
+  const std::size_t i = (c - 1) % kPostSlots;
+  const auto* in = static_cast<const char*>(op.input);
   PostSlot& slot = region(me_).post[i];
   const bool ownPosted = op.input == nullptr || ownBlockPosted(op);
   if (op.input != nullptr) {
@@ -98,29 +100,42 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
   p.fingerprint = fp;
   p.ownBlockPosted = ownPosted;
   p.deadline = deadline;
-  p.tag = tag;
   const auto* out = static_cast<const char*>(op.output);
   if (completedPosts_ == posts_) pendingLo_ = pendingHi_ = out;
   pendingLo_ = std::min(pendingLo_, out);
   pendingHi_ = std::max(pendingHi_, out + op.outputBytes(n_));
   posts_ = c;
   *call = c;
-  Status s = completeLocked(c, false, aborted);
-  if (s.code() == ErrorCode::kNotReady) s = Status::Ok();
-  if (closer != nullptr) {
-    // Everything complete already (the others had posted): nothing to close.
-    *closer = s.ok() && completedPosts_ < posts_ && !closerPending_;
-    if (*closer) closerPending_ = true;
-  }
-  return s;
 }
 
-Status Mesh::complete(std::uint64_t call, bool wait, const std::atomic<bool>& aborted,
-                      bool closer) {
+bool Mesh::postWaitsLocked(const OpDesc& op) {
+  if (!postFailure_.ok()) return true;
+  const auto* in = static_cast<const char*>(op.input);
+  if (completedPosts_ < posts_ && in != nullptr && in < pendingHi_ &&
+      pendingLo_ < in + op.inputBytes(n_)) {
+    return true;
+  }
+  const std::uint64_t c = posts_ + 1;
+  constexpr std::uint64_t kSlots = kPostSlots;
+  if (c <= kSlots || everyoneFinished_ >= c - kSlots) return false;
+  std::uint64_t fewest = ~std::uint64_t(0);
+  for (int j = 0; j < n_; ++j) {
+    fewest = std::min(fewest, region(j).finished.load(std::memory_order_acquire));
+  }
+  everyoneFinished_ = fewest;
+  return fewest < c - kSlots;
+}
+
+bool Mesh::postIfFree(const OpDesc& op, Deadline deadline, std::uint64_t* call) {
   std::lock_guard<std::mutex> lock(postMu_);
-  Status s = completeLocked(call, wait, aborted);
-  if (closer && s.code() != ErrorCode::kNotReady) closerPending_ = false;
-  return s;
+  if (postWaitsLocked(op)) return false;
+  postLocked(op, deadline, call);
+  return true;
+}
+
+Status Mesh::complete(std::uint64_t call, bool wait, const std::atomic<bool>& aborted) {
+  std::lock_guard<std::mutex> lock(postMu_);
+  return completeLocked(call, wait, aborted);
 }
 
 Status Mesh::completeLocked(std::uint64_t call, bool wait, const std::atomic<bool>& aborted) {
@@ -158,10 +173,6 @@ Status Mesh::completeLocked(std::uint64_t call, bool wait, const std::atomic<boo
     completedPosts_ = c;
     region(me_).finished.store(c, std::memory_order_release);
     region(0).sharedWake.notifyIfSleeping();  // members waiting for a free slot
-    if (posted_[i].tag != 0 && hook_) {
-      s = hook_(op, posted_[i].tag, posted_[i].deadline, Status::Ok());
-      if (!s.ok()) return failPosted(std::move(s));
-    }
   }
   return Status::Ok();
 }

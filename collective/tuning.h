@@ -35,11 +35,6 @@ struct Tuning {
   /// The chain broadcast's chunk.
   std::size_t chainChunkBytes = 512 << 10;
 
-  // Launch (comm_launch.cc): a call runs on the caller's thread, when it would run at
-  // once anyway, up to these sizes (input and output together).
-  std::size_t inlineScheduleBytes = 64 << 10;
-  std::size_t inlineMeshBytes = 8 << 20;
-
   // The executor (executor.cc).
   /// A first round receiving at most this much carries the argument check.
   std::size_t fusedCheckBytes = 64 << 10;

@@ -54,12 +54,6 @@ struct Config {
   std::string hcclAlgo;                ///< HCCL_ALGO, in HCCL's syntax
   std::uint64_t buffSize = 200ull << 20;
   bool deterministic = false;
-  /// Where operations run: auto (the communicator chooses per call: posted, inline or the
-  /// stream's worker), worker (always the stream's worker), inline (on the calling thread
-  /// where that is possible, never posted). For tests and diagnosis of one path.
-  std::string launch = "auto";
-  /// CommOptions::threadPerRank for every communicator (HcclCommInitAll has no options).
-  bool threadPerRank = false;
   /// The kernels' SIMD path: auto (the fastest this processor runs), avx512, avx2 or
   /// scalar (for tests, and for processors that misreport their features).
   std::string simd = "auto";

@@ -63,16 +63,6 @@ struct CommOptions {
   /// it. The runtime's watchdog on the caller's stream stays COHORT_EXEC_TIMEOUT, so a
   /// longer value than that is cut to it.
   long execTimeoutMs = -1;
-  /// Ranks in one process (initAll, or initRank from several threads): each rank's
-  /// calls come from a thread of its own, so a small call may run on the calling
-  /// thread, inline or posted, as it does between processes. Off (the default), calls
-  /// between ranks of one process always take the communicator's stream, so that one
-  /// thread may drive several ranks in turn (a call never waits on its caller for a
-  /// peer). On, a thread that calls a rank while another rank waits for that thread
-  /// waits until the exec timeout. A group (groupStart/groupEnd) over several
-  /// communicators takes their streams either way. COHORT_THREAD_PER_RANK=1 sets it for
-  /// every communicator.
-  bool threadPerRank = false;
 };
 
 struct SendRecvItem {

@@ -359,10 +359,9 @@ TEST(CommTest, BadArgumentsAreRejectedBeforeAnythingIsQueued) {
   }));
 }
 
-// A call that repeats the last one skips the argument checks while no memory
-// or stream changed (runtime::resourceGeneration()). After a free and a
-// smaller allocation at the same address, or after its stream was destroyed,
-// the same call is checked again and fails on both ranks.
+// Every call is checked, a repeated one too: after a free and a smaller
+// allocation at the same address, or after its stream was destroyed, the same
+// call fails on both ranks.
 TEST(CommTest, ARepeatedCallIsCheckedAgainOnceItsBufferOrStreamChanged) {
   RankPool& pool = RankPool::shared(2);
   ASSERT_OK(pool.initStatus());

@@ -101,21 +101,7 @@ TEST_P(MultiProcessTest, CollectivesAcrossProcesses) {
   }
 }
 
-// After a call that had to queue on the communicator's stream, small calls
-// run on the calling thread again (a stale count of that stream's tasks once
-// kept every later call queued: a thread hand-off each).
-TEST_P(MultiProcessTest, SmallCallsRunInlineAgainAfterAQueuedOne) {
-  constexpr int n = 3;
-  auto ranks = start(n, "inline", GetParam(), freePort());
-  for (int r = 0; r < n; ++r) {
-    const int code = waitRank(ranks[r].pid, std::chrono::seconds(120));
-    const std::string log = slurp(ranks[r].log);
-    EXPECT_EQ(code, 0) << "rank " << r << ":\n" << log;
-    EXPECT_NE(log.find("inline OK"), std::string::npos) << log;
-  }
-}
-
-// Small collectives posted and completed at the stream's synchronization, with
+// Small collectives (the mesh's posted ones) queued without a synchronization, with
 // one rank per processor and with more ranks than processors: outputs seen by
 // the host, a kernel, another stream and a large call are all right.
 TEST(PostedTest, OutputsAreThereWheneverTheStreamSaysTheCallIsDone) {

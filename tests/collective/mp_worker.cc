@@ -5,12 +5,8 @@
 //   mp_worker hier    allreduce, allgather, reducescatter, broadcast and reduce (every
 //                     root) over ranks that COHORT_HOST_ID puts on several "nodes";
 //                     HIER_EXPECT lists the collectives that must run hierarchical
-//   mp_worker inline  a small allreduce queued behind a busy stream, then 300 on
-//                     an idle one: those must run on the calling thread (they
-//                     add no task to the caller's stream) and be right
-//   mp_worker posted  small collectives left to complete at the stream's
-//                     synchronization (posted): runs of calls (some in place) without one in
-//                     between, into separate outputs, chained in place, read by
+//   mp_worker posted  small collectives queued without a synchronization in
+//                     between: runs of calls (some in place), into separate outputs, chained in place, read by
 //                     a kernel on the stream, by another stream through an
 //                     event, as a large call's input, completed by polling the
 //                     stream, and pending when the communicator is destroyed
@@ -29,7 +25,6 @@
 
 #include "cohort/communicator.h"
 #include "collective/expect.h"
-#include "runtime/hooks.h"
 
 using namespace cohort;
 
@@ -74,8 +69,7 @@ int check(Communicator& comm) {
       (void)runtime::deviceFree(out);
     }
   }
-  // A repeated call skips the checks and the algorithm choice it made last
-  // time (communicator.h's setAlgorithm must still switch it): the same small
+  // setAlgorithm switches the algorithm of the calls after it: the same small
   // allreduce, twice as chosen, then forced onto the ring.
   const std::string chosen = comm.lastChoice();
   void *in = nullptr, *out = nullptr;
@@ -175,46 +169,6 @@ int hier(Communicator& comm) {
     }
   }
   std::printf("rank %d: hier OK (%s)\n", r, comm.lastChoice().c_str());
-  return 0;
-}
-
-int inlineAgain(Communicator& comm) {
-  const int r = comm.rank(), n = comm.size();
-  constexpr std::size_t kCount = 256;
-  runtime::Stream* s = nullptr;
-  void* buf = nullptr;
-  if (!runtime::streamCreate(&s).ok() || !runtime::deviceMalloc(&buf, kCount * 4).ok()) return 2;
-  auto* f = static_cast<float*>(buf);
-  int queued = 0;
-  for (int call = 0; call <= 300; ++call) {
-    for (std::size_t i = 0; i < kCount; ++i) f[i] = static_cast<float>((r + 1) * (i % 5 + call));
-    if (call == 0) {  // keeps the stream busy: this call queues behind the kernel
-      Status st = runtime::launchKernel(s, [](runtime::Stream*) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        return Status::Ok();
-      });
-      if (!st.ok()) return fail(r, "launchKernel", st);
-    }
-    std::uint64_t before = 0, after = 0, done = 0;
-    Status st = runtime::streamTaskProgress(s, &before, &done);
-    if (st.ok()) st = comm.allReduce(buf, buf, kCount, DataType::kFloat32, ReduceOp::kSum, s);
-    if (st.ok()) st = runtime::streamTaskProgress(s, &after, &done);
-    if (st.ok()) st = runtime::streamSynchronize(s);
-    if (!st.ok()) return fail(r, "allreduce " + std::to_string(call), st);
-    if (call > 0 && after != before) ++queued;
-    for (std::size_t i = 0; i < kCount; ++i) {
-      const float want = static_cast<float>(n * (n + 1) / 2 * (i % 5 + call));
-      if (f[i] != want) {
-        std::printf("rank %d: call %d element %zu is %g, expected %g\n", r, call, i, f[i], want);
-        return 5;
-      }
-    }
-  }
-  if (queued > 0) {
-    std::printf("rank %d: %d of 300 calls on an idle stream were queued\n", r, queued);
-    return 6;
-  }
-  std::printf("rank %d: inline OK\n", r);
   return 0;
 }
 
@@ -446,7 +400,6 @@ int main(int argc, char** argv) {
     return 4;
   }
   if (mode == "hier") return hier(*comm);
-  if (mode == "inline") return inlineAgain(*comm);
   if (mode == "posted") return posted(std::move(comm));
   if (mode == "postfail") return postFail(*comm);
   return mode == "loop" ? loop(*comm) : check(*comm);

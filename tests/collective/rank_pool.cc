@@ -7,9 +7,7 @@ namespace cohort::testing {
 RankPool::RankPool(int n) : n_(n), streams_(static_cast<std::size_t>(n)), results_(static_cast<std::size_t>(n)) {
   std::vector<int> devices;
   for (int r = 0; r < n; ++r) devices.push_back(r);
-  CommOptions options;
-  options.threadPerRank = true;
-  init_ = Communicator::initAll(devices, &comms_, options);
+  init_ = Communicator::initAll(devices, &comms_);
   if (!init_.ok()) return;
   for (int r = 0; r < n; ++r) threads_.emplace_back([this, r] { loop(r); });
   run([this](int r) {

@@ -1,7 +1,5 @@
 // Ranks as threads: one persistent thread per rank, each with its device set and
-// its own stream, running the same function and reporting its failures. The
-// communicators are made thread-per-rank (CommOptions::threadPerRank), so that
-// small calls launch as they do between processes (inline or posted).
+// its own stream, running the same function and reporting its failures.
 #pragma once
 
 #include <condition_variable>

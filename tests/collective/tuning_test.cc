@@ -11,12 +11,10 @@
 namespace cohort::collective {
 namespace {
 
-TEST(TuningTest, ACrowdedNodeRunsMoreInlineStagedAndPulled) {
+TEST(TuningTest, ACrowdedNodeRunsMoreStagedAndPulled) {
   const Tuning roomy = Tuning::forNode(2, 2, 8 << 20);
   EXPECT_FALSE(roomy.crowded);
   EXPECT_EQ(roomy.ringChunkBytes, 512u << 10);
-  EXPECT_EQ(roomy.inlineScheduleBytes, 64u << 10);
-  EXPECT_EQ(roomy.inlineMeshBytes, 8u << 20);
   EXPECT_EQ(roomy.meshStagedBytes, 4u << 10);
   EXPECT_EQ(roomy.meshPulledBroadcastMax, 0u);  // never pulled
   EXPECT_EQ(roomy.meshQuickLooks, 128);
@@ -25,8 +23,6 @@ TEST(TuningTest, ACrowdedNodeRunsMoreInlineStagedAndPulled) {
   const Tuning crowded = Tuning::forNode(4, 2, 8 << 20);
   EXPECT_TRUE(crowded.crowded);
   EXPECT_EQ(crowded.ringChunkBytes, 256u << 10);
-  EXPECT_EQ(crowded.inlineScheduleBytes, 2u << 20);
-  EXPECT_EQ(crowded.inlineMeshBytes, 2u << 20);
   EXPECT_EQ(crowded.meshStagedBytes, 16u << 10);
   EXPECT_EQ(crowded.meshPulledBroadcastMax, 128u << 10);
   EXPECT_EQ(crowded.meshQuickLooks, 0);

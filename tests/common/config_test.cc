@@ -27,7 +27,6 @@ TEST(ConfigTest, ParsesValidValues) {
                             {"COHORT_LOG_SUBSYS", "runtime,^transport"},
                             {"COHORT_TRANSPORT", "tcp"},
                             {"COHORT_DETERMINISTIC", "1"},
-                            {"COHORT_THREAD_PER_RANK", "1"},
                             {"COHORT_PROCESSORS", "3"}});
   ASSERT_TRUE(c.errors.empty()) << c.status().toString();
   EXPECT_EQ(c.deviceCount, 4);
@@ -37,9 +36,8 @@ TEST(ConfigTest, ParsesValidValues) {
   EXPECT_EQ(c.logSubsystems, (std::vector<std::string>{"runtime", "^transport"}));
   EXPECT_EQ(c.transport, "tcp");
   EXPECT_TRUE(c.deterministic);
-  EXPECT_TRUE(c.threadPerRank);
   EXPECT_EQ(c.processors, 3);
-  EXPECT_FALSE(Config::parse({}).threadPerRank);
+  EXPECT_FALSE(Config::parse({}).deterministic);
 }
 
 TEST(ConfigTest, EveryInvalidValueIsReportedWithNameValueAndExpectation) {
@@ -48,7 +46,7 @@ TEST(ConfigTest, EveryInvalidValueIsReportedWithNameValueAndExpectation) {
                             {"COHORT_TRANSPORT", "carrier-pigeon"},
                             {"COHORT_VISIBLE_DEVICES", "1,1"},
                             {"COHORT_DEVICE_MEMORY", "12Q"},
-                            {"COHORT_THREAD_PER_RANK", "yes"},
+                            {"COHORT_DETERMINISTIC", "yes"},
                             {"COHORT_PROCESSORS", "-2"}});
   ASSERT_EQ(c.errors.size(), 7u);
   const Status s = c.status();
@@ -57,7 +55,7 @@ TEST(ConfigTest, EveryInvalidValueIsReportedWithNameValueAndExpectation) {
        {"'abc' for environment variable COHORT_DEVICE_COUNT", "an integer in [1, 64]",
         "COHORT_CONNECT_TIMEOUT", "'carrier-pigeon'", "one of auto, shm, tcp, rdma",
         "COHORT_VISIBLE_DEVICES", "'12Q'", "'-2' for environment variable COHORT_PROCESSORS",
-        "'yes' for environment variable COHORT_THREAD_PER_RANK"}) {
+        "'yes' for environment variable COHORT_DETERMINISTIC"}) {
     EXPECT_NE(s.message().find(needle), std::string::npos) << needle << " in " << s.message();
   }
 }

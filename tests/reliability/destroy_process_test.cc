@@ -1,12 +1,9 @@
 // Nothing lost at destroy, ranks as processes: the destroy cases over shm and
-// tcp, with each launch mode forced (COHORT_LAUNCH: auto posts the small calls,
-// inline runs them on the caller's thread, worker on the stream's), and a
-// leaver that exits right after its sync without destroying. Every rank checks
+// tcp, and a leaver that exits right after its sync without destroying. Every rank checks
 // every element and every destroy; no process outlives a test.
 #include <gtest/gtest.h>
 
 #include <string>
-#include <tuple>
 
 #include "reliability/rank_processes.h"
 
@@ -15,8 +12,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class DestroyProcesses
-    : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+class DestroyProcesses : public ::testing::TestWithParam<std::string> {};
 
 void expectEveryRankOk(Job* job, int ranks, const char* marker) {
   for (int r = 0; r < ranks; ++r) {
@@ -31,8 +27,7 @@ TEST_P(DestroyProcesses, LeaverNeverBreaksItsPeers) {
   JobSpec spec;
   spec.ranks = 3;
   spec.args = {"cases", "7", "12345"};
-  spec.transport = std::get<0>(GetParam());
-  spec.env = {"COHORT_LAUNCH=" + std::get<1>(GetParam())};
+  spec.transport = GetParam();
   Job job(COHORT_DESTROY_WORKER, spec);
   expectEveryRankOk(&job, spec.ranks, "cases OK");
 }
@@ -41,19 +36,12 @@ TEST_P(DestroyProcesses, LeaverThatExitsAfterItsSyncBreaksNobody) {
   JobSpec spec;
   spec.ranks = 3;
   spec.args = {"exit", "7"};
-  spec.transport = std::get<0>(GetParam());
-  spec.env = {"COHORT_LAUNCH=" + std::get<1>(GetParam())};
+  spec.transport = GetParam();
   Job job(COHORT_DESTROY_WORKER, spec);
   expectEveryRankOk(&job, spec.ranks, "cases OK");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    TransportsAndLaunchModes, DestroyProcesses,
-    ::testing::Combine(::testing::Values("shm", "tcp"),
-                       ::testing::Values("auto", "inline", "worker")),
-    [](const ::testing::TestParamInfo<DestroyProcesses::ParamType>& info) {
-      return std::get<0>(info.param) + "_" + std::get<1>(info.param);
-    });
+INSTANTIATE_TEST_SUITE_P(Transports, DestroyProcesses, ::testing::Values("shm", "tcp"));
 
 }  // namespace
 }  // namespace cohort::testing

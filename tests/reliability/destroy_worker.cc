@@ -1,6 +1,6 @@
 // One rank of the destroy-race test with real processes (destroy_process_test.cc),
 // its job in the environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
-// COHORT_TRANSPORT, COHORT_LAUNCH):
+// COHORT_TRANSPORT):
 //   destroy_worker cases COUNT...  every destroy case at these counts, each on a
 //                                  fresh communicator split from the job's
 //   destroy_worker exit COUNT       the broadcast and allreduce cases at COUNT; in

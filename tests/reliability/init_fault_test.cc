@@ -29,17 +29,14 @@ constexpr int kOutOfMemory = 4, kTimeout = 9, kVersionMismatch = 13, kRemoteErro
 const char* kLinger = "FAULT_WORKER_LINGER_MS=1500";
 
 class StartFault : public ::testing::TestWithParam<std::string> {};
-// The mismatched calls: transport, and the launch mode forced (COHORT_LAUNCH: auto
-// posts the small calls, inline runs every call on the caller's thread, worker on
-// the communicator's stream).
-class MismatchFault : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
+// The mismatched calls, per transport.
+class MismatchFault : public ::testing::TestWithParam<std::string> {
  protected:
   static JobSpec spec(const char* mode) {
     JobSpec spec;
     spec.ranks = 3;
     spec.args = {mode};
-    spec.transport = std::get<0>(GetParam());
-    spec.env = {"COHORT_LAUNCH=" + std::get<1>(GetParam())};
+    spec.transport = GetParam();
     return spec;
   }
 };
@@ -244,12 +241,7 @@ TEST_P(StartFault, TinyDeviceFailsWithOutOfMemoryAndPeersNameIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, StartFault, ::testing::Values("shm", "tcp"));
-INSTANTIATE_TEST_SUITE_P(TransportsAndLaunchModes, MismatchFault,
-                         ::testing::Combine(::testing::Values("shm", "tcp"),
-                                            ::testing::Values("auto", "inline", "worker")),
-                         [](const ::testing::TestParamInfo<MismatchFault::ParamType>& info) {
-                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(Transports, MismatchFault, ::testing::Values("shm", "tcp"));
 
 }  // namespace
 }  // namespace cohort::testing
