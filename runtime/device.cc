@@ -13,7 +13,6 @@
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "common/version.h"
-#include "runtime/hooks.h"
 #include "runtime/host_memory.h"
 #include "runtime/ipc_handle.h"
 #include "runtime/node_registry.h"
@@ -25,11 +24,7 @@ namespace cohort::runtime {
 namespace {
 thread_local int tCurrentDevice = -1;
 constexpr std::size_t kHostPoolCapacity = 64ull << 30;
-std::atomic<std::uint64_t> gResourceGeneration{1};
 }  // namespace
-
-std::uint64_t resourceGeneration() { return gResourceGeneration.load(std::memory_order_acquire); }
-void noteResourceChange() { gResourceGeneration.fetch_add(1, std::memory_order_acq_rel); }
 
 int currentDeviceId() { return tCurrentDevice; }
 void setCurrentDeviceId(int id) { tCurrentDevice = id; }
@@ -150,7 +145,6 @@ void DeviceManager::tearDown(Device* device) {
     std::lock_guard<std::mutex> lock(registryMu_);
     for (Stream* s : device->streams) streams_.erase(s);
   }
-  noteResourceChange();
   for (Stream* s : device->streams) delete s;
   device->streams.clear();
   device->defaultStream = nullptr;
@@ -241,7 +235,6 @@ Status DeviceManager::destroyStream(Stream* stream) {
     }
     streams_.erase(stream);
   }
-  noteResourceChange();
   Device* device = stream->device();
   {
     std::lock_guard<std::mutex> lock(device->mu);
@@ -373,7 +366,6 @@ Status DeviceManager::importMapping(const MemHandle& handle, void** ptr) {
   std::lock_guard<std::mutex> lock(registryMu_);
   imports_[reinterpret_cast<std::uintptr_t>(user)] =
       Import{mapping, mappingSize, user, static_cast<std::size_t>(h.size)};
-  noteResourceChange();
   *ptr = user;
   return Status::Ok();
 }
@@ -389,7 +381,6 @@ Status DeviceManager::closeMapping(void* ptr) {
     imp = it->second;
     imports_.erase(it);
   }
-  noteResourceChange();
   munmap(imp.mapping, imp.mappingSize);
   return Status::Ok();
 }

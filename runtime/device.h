@@ -148,13 +148,12 @@ class DeviceManager {
   std::map<std::uintptr_t, Import> imports_;  // keyed by user pointer
 };
 
-/// Advances resourceGeneration(): called by every change it covers.
-void noteResourceChange();
-
 /// Installs (by the DeviceManager's constructor, once) the fork() handlers that make every pool
 /// copy-on-write in a forked child (runtime/fork_handlers.cc).
 void registerForkHandlers();
 
+/// The calling thread's current device id (-1 if none): getDevice without its lock.
+int currentDeviceId();
 void setCurrentDeviceId(int id);
 
 }  // namespace cohort::runtime

@@ -65,7 +65,6 @@ Status HostMemory::registerRange(void* ptr, std::size_t size, bool mapped, int d
   }
   ranges_[address(ptr)] = Range{size, mapped, device};
   rangeCount_.store(ranges_.size(), std::memory_order_release);
-  noteResourceChange();
   return Status::Ok();
 }
 
@@ -78,7 +77,6 @@ Status HostMemory::unregisterRange(void* ptr) {
   }
   ranges_.erase(it);
   rangeCount_.store(ranges_.size(), std::memory_order_release);
-  noteResourceChange();
   return Status::Ok();
 }
 

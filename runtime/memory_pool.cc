@@ -120,7 +120,6 @@ Status MemoryPool::allocate(std::size_t size, void** ptr) {
     const std::size_t end = start + rounded;
     if (end < blockOffset + blockSize) insertFreeLocked(end, blockOffset + blockSize - end);
     live_[start] = Block{rounded, size};
-    noteResourceChange();
     used_ += rounded;
     peak_ = std::max(peak_, used_);
     freedStarts_.erase(freedStarts_.lower_bound(start), freedStarts_.lower_bound(end));
@@ -152,7 +151,6 @@ Status MemoryPool::free(void* ptr) {
   std::size_t size = live->second.rounded;
   used_ -= size;
   live_.erase(live);
-  noteResourceChange();
   freedStarts_.insert(offset);
   // Coalesce with the free neighbours.
   auto next = free_.lower_bound(start);
@@ -182,7 +180,6 @@ void MemoryPool::reset() {
   used_ = 0;
   peak_ = 0;
   insertFreeLocked(0, capacity_);
-  noteResourceChange();
 }
 
 bool MemoryPool::findAllocation(const void* p, char** base, std::size_t* size) const {

@@ -23,7 +23,6 @@ Stream::Stream(Device* device, int id, bool isDefault)
 }
 
 Stream::~Stream() {
-  (void)completeDeferred(true);
   if (paused_.load(std::memory_order_acquire)) {
     // Stopped: what it holds is dropped, not run.
     std::lock_guard<std::mutex> lock(mu_);
@@ -36,65 +35,7 @@ Stream::~Stream() {
 }
 
 
-bool Stream::defer(HostCompletion finish) {
-  std::lock_guard<std::mutex> lock(mu_);
-  // The worker stores completed_ under mu_: nothing of its can be unfinished.
-  if (completed_.load(std::memory_order_acquire) != enqueued_.load(std::memory_order_acquire)) {
-    return false;
-  }
-  deferred_.push_back(std::move(finish));
-  deferredCount_.fetch_add(1, std::memory_order_release);
-  deferredTotal_.fetch_add(1, std::memory_order_release);
-  return true;
-}
-
-void Stream::progress(std::uint64_t* enqueued, std::uint64_t* completed) const {
-  const std::uint64_t tasksDone = this->completed();
-  const std::uint64_t deferredQueued = deferredTotal_.load(std::memory_order_acquire);
-  // A completion queued between the two loads counts as waiting, not as run
-  // (the count may then exceed the total read before it).
-  const std::uint64_t waiting = deferredCount();
-  const std::uint64_t deferredDone = waiting >= deferredQueued ? 0 : deferredQueued - waiting;
-  *completed = tasksDone + deferredDone;
-  *enqueued = this->enqueued() + deferredQueued;
-}
-
-Status Stream::completeDeferred(bool wait) {
-  if (deferredCount() == 0) return Status::Ok();
-  std::lock_guard<std::mutex> run(deferredRunMu_);
-  Status first;
-  for (;;) {
-    HostCompletion* finish = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (deferred_.empty()) return first;
-      finish = &deferred_.front();  // only this thread removes it
-    }
-    Status s;
-    try {
-      s = (*finish)(wait);
-    } catch (const std::exception& e) {
-      s = makeError(ErrorCode::kTaskFailed, "a deferred completion on {} threw: {}", name(),
-                    e.what());
-    }
-    if (!wait && s.code() == ErrorCode::kNotReady) return s;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      deferred_.pop_front();
-      deferredCount_.fetch_sub(1, std::memory_order_release);
-    }
-    if (!s.ok()) {
-      // Deferred work stands after every task queued so far.
-      reportTaskFailure(*this, enqueued(), currentThreadId(), s);
-      fail(s);
-      if (first.ok()) first = std::move(s);
-    }
-  }
-}
-
 void Stream::enqueue(std::function<Status()> task, bool runAfterError) {
-  // Deferred completions come first: they are older than anything queued now.
-  (void)completeDeferred(true);
   {
     std::lock_guard<std::mutex> lock(mu_);
     Task t;
@@ -109,7 +50,6 @@ void Stream::enqueue(std::function<Status()> task, bool runAfterError) {
 }
 
 void Stream::enqueueWait(std::shared_ptr<EventState> event, std::uint64_t generation) {
-  (void)completeDeferred(true);
   event->addListener(this);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -284,29 +224,7 @@ void Stream::fail(Status status) {
   }
 }
 
-// How long a synchronize with a deadline sleeps between looks at its deferred
-// completions, once past the wait policy's yield stage.
-constexpr std::chrono::microseconds kDeferredPollSleep{200};
-
 Status Stream::synchronize(Deadline deadline) {
-  // Deferred completions first (an error fails the stream: reported below);
-  // with a deadline, polled, so that it holds for them too: the wait policy's
-  // spin and yield stages, then sleeps of at most kDeferredPollSleep (a
-  // completion waits for other processes, which give no wake-up: doneWord_ is
-  // only something to sleep on).
-  if (deadline.isNever()) {
-    (void)completeDeferred(true);
-  } else {
-    static thread_local const WaitPolicy policy = WaitPolicy::fromConfig();
-    COHORT_RETURN_IF_ERROR(doneWord_.waitChecked(
-        [&] { return completeDeferred(false).code() != ErrorCode::kNotReady; }, deadline, policy,
-        kDeferredPollSleep, [&]() -> std::optional<Status> {
-          if (!deadline.expired()) return std::nullopt;
-          return makeError(ErrorCode::kTimeout,
-                           "synchronize of {} timed out with {} deferred completion(s) pending",
-                           name(), deferredCount());
-        }));
-  }
   const std::uint64_t target = enqueued_.load(std::memory_order_acquire);
   const std::uint64_t interruptions = this->interruptions();
   Status result;
@@ -329,9 +247,6 @@ Status Stream::synchronize(Deadline deadline) {
 }
 
 Status Stream::query() {
-  if (completeDeferred(false).code() == ErrorCode::kNotReady) {
-    return Status(ErrorCode::kNotReady, name() + " has pending work");
-  }
   Status s = progressTo(enqueued_.load(std::memory_order_acquire));
   if (s.code() == ErrorCode::kNotReady) return Status(ErrorCode::kNotReady, name() + " has pending work");
   return s;

@@ -12,7 +12,6 @@
 #include "cohort/runtime.h"
 #include "common/wait.h"
 #include "runtime/event.h"
-#include "runtime/hooks.h"
 
 namespace cohort::runtime {
 
@@ -50,30 +49,21 @@ class Stream {
   void enqueueWait(std::shared_ptr<EventState> event, std::uint64_t generation);
   /// Called by an event this stream waits on when it completes.
   void dependencyDone();
-  /// streamDefer(): queues `finish` if nothing else is unfinished.
-  bool defer(HostCompletion finish);
-  /// Runs the deferred completions on this thread, in order; with `wait` false,
-  /// stops at the first that cannot complete yet (kNotReady).
-  Status completeDeferred(bool wait);
-  std::size_t deferredCount() const { return deferredCount_.load(std::memory_order_acquire); }
   /// Waits for the work queued before the call.
   Status synchronize(Deadline deadline);
-  /// Runs what deferred completions can finish without waiting first.
   Status query();
   Status error() const;
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   void clearError();
 
-  /// The tasks queued so far, and those that ran (deferred completions apart).
+  /// The tasks queued so far, and those that ran.
   std::uint64_t enqueued() const { return enqueued_.load(std::memory_order_acquire); }
   std::uint64_t completed() const { return completed_.load(std::memory_order_acquire); }
-  /// streamCounters(): where the two above and deferredCount() are kept.
-  StreamCounters counters() const {
-    return StreamCounters{&enqueued_, &completed_, &deferredCount_};
+  /// streamProgress(): completed read first (it never exceeds enqueued).
+  void progress(std::uint64_t* enqueued, std::uint64_t* completed) const {
+    *completed = this->completed();
+    *enqueued = this->enqueued();
   }
-  /// streamProgress(): tasks and deferred completions together, completed read
-  /// first (it never exceeds enqueued).
-  void progress(std::uint64_t* enqueued, std::uint64_t* completed) const;
   Device* device() const { return device_; }
   int id() const { return id_; }
   bool isDefault() const { return isDefault_; }
@@ -106,15 +96,6 @@ class Stream {
 
   mutable std::mutex mu_;
   std::deque<Task> queue_;
-  // Completions left by defer(), run by host threads (never the worker); a
-  // deque keeps the front's address while others are appended.
-  std::deque<HostCompletion> deferred_;  // guarded by mu_
-  std::atomic<std::size_t> deferredCount_{0};
-  // Every completion defer() queued, ever: raised after deferredCount_, so that a
-  // reader that loads it first and deferredCount_ second never counts one as run
-  // before it has.
-  std::atomic<std::uint64_t> deferredTotal_{0};
-  std::mutex deferredRunMu_;  // held while one of them runs: one at a time, in order
   Task running_;  // the task the worker is running (its wait fields only)
   Status error_;
   std::atomic<std::uint64_t> enqueued_{0};

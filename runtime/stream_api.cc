@@ -1,10 +1,8 @@
-// Public stream and event functions (cohort/runtime.h) and the stream hooks
-// (runtime/hooks.h).
+// Public stream and event functions (cohort/runtime.h).
 #include "common/config.h"
 #include "common/log.h"
 #include "common/wait.h"
 #include "runtime/api.h"
-#include "runtime/hooks.h"
 #include "runtime/ipc_event.h"
 #include "runtime/stream_control.h"
 
@@ -95,65 +93,6 @@ Status streamProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* co
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
     s->progress(enqueued, completed);
-    return Status::Ok();
-  });
-}
-
-Status streamTaskProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* completed) {
-  return apiCall([&](DeviceManager& m) {
-    if (enqueued == nullptr || completed == nullptr) {
-      return Status(ErrorCode::kInvalidArgument, "streamTaskProgress: null output");
-    }
-    Stream* s = nullptr;
-    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
-    *completed = s->completed();  // first: completed never exceeds enqueued
-    *enqueued = s->enqueued();
-    return Status::Ok();
-  });
-}
-
-Status streamDefer(Stream* stream, HostCompletion finish, bool* deferred, bool knownLive) {
-  if (knownLive && stream != nullptr && finish && deferred != nullptr) {
-    *deferred = stream->defer(std::move(finish));
-    return Status::Ok();
-  }
-  return apiCall([&](DeviceManager& m) {
-    if (!finish || deferred == nullptr) {
-      return Status(ErrorCode::kInvalidArgument, "streamDefer: empty completion or null output");
-    }
-    Stream* s = nullptr;
-    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
-    *deferred = s->defer(std::move(finish));
-    return Status::Ok();
-  });
-}
-
-Status streamCompleteDeferred(Stream* stream) {
-  return apiCall([&](DeviceManager& m) {
-    Stream* s = nullptr;
-    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
-    return s->completeDeferred(true);
-  });
-}
-
-Status streamCounters(Stream* stream, StreamCounters* out) {
-  return apiCall([&](DeviceManager& m) {
-    if (out == nullptr) return Status(ErrorCode::kInvalidArgument, "streamCounters: null output");
-    Stream* s = nullptr;
-    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
-    *out = s->counters();
-    return Status::Ok();
-  });
-}
-
-Status streamDeferredCount(Stream* stream, std::size_t* count) {
-  return apiCall([&](DeviceManager& m) {
-    if (count == nullptr) {
-      return Status(ErrorCode::kInvalidArgument, "streamDeferredCount: null output");
-    }
-    Stream* s = nullptr;
-    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
-    *count = s->deferredCount();
     return Status::Ok();
   });
 }

@@ -96,7 +96,6 @@ Status VirtualMemory::reserve(std::size_t size, std::size_t alignment, void* sta
   std::lock_guard<std::mutex> lock(mu_);
   reservations_[at] = size;
   *va = pointer(at);
-  noteResourceChange();
   return Status::Ok();
 }
 
@@ -115,7 +114,6 @@ Status VirtualMemory::release(void* va) {
   }
   munmap(va, it->second);
   reservations_.erase(it);
-  noteResourceChange();
   return Status::Ok();
 }
 
@@ -248,7 +246,6 @@ Status VirtualMemory::mapLocked(void* va, std::size_t size, std::size_t offset,
   }
   mappings_[at] = Mapping{size, mem, offset, access};
   ++mem->mappings;
-  noteResourceChange();
   return Status::Ok();
 }
 
@@ -302,7 +299,6 @@ void VirtualMemory::unmapLocked(MappingMap::iterator it) {
   --mem->mappings;
   mappings_.erase(it);
   dropIfUnusedLocked(mem);  // a freed allocation goes with its last mapping
-  noteResourceChange();
 }
 
 Status VirtualMemory::setAccess(void* va, std::size_t size, VmmAccess access) {

@@ -286,11 +286,9 @@ Status streamGetDevice(Stream* stream, int* device);
 /// fail with the first error at synchronize) or, with `continueAfterError`, run them
 /// (the error stays sticky for synchronize). For tasks queued from now on.
 Status streamSetFailureMode(Stream* stream, bool continueAfterError);
-/// How much work was queued on the stream so far and how much of it is done:
-/// its tasks, and the completions a host thread runs for it (the communicator's
-/// posted calls, finished when the stream is synchronized, queried or given more
-/// work). The work queued before a call is done once completed reaches the
-/// enqueued count that call returned. Work finishes in the order it was queued.
+/// How many tasks were queued on the stream so far and how many of them ran. The
+/// work queued before a call is done once completed reaches the enqueued count
+/// that call returned. Work finishes in the order it was queued.
 Status streamProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* completed);
 
 /// A kernel: any host callable, run on the stream's worker with the stream's
@@ -428,9 +426,8 @@ struct TaskFailure {
   std::uint32_t threadId = 0;    ///< Linux thread id of the thread that queued the task
   Status status;
 };
-/// Called for every task that fails, on the thread that ran it (the stream's worker,
-/// or the host thread completing streamDefer work), before synchronize can see the
-/// error. It must not wait for streams. One observer; null removes it. Thread-safe.
+/// Called for every task that fails, on the thread that ran it (the stream's worker),
+/// before synchronize can see the error. It must not wait for streams. One observer; null removes it. Thread-safe.
 using TaskFailureObserver = std::function<void(const TaskFailure& failure)>;
 void setTaskFailureObserver(TaskFailureObserver observer);
 /// The position of the last task the calling thread queued on a stream other than a
