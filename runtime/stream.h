@@ -87,6 +87,19 @@ class Stream {
   /// carries it.
   Status lazyDone(std::uint64_t target) const;
   Status progressTo(std::uint64_t target) const;
+  /// A host thread waiting on doneWord_ until `target` tasks completed, for the
+  /// scope it lives in: the worker wakes it when its task count reaches the
+  /// smallest such target (or a task fails), not after every task.
+  class DoneWaiter {
+   public:
+    DoneWaiter(Stream& s, std::uint64_t target);
+    ~DoneWaiter();
+   private:
+    Stream& s_;
+  };
+  /// After a task completed (`failed`: it failed): wakes the host threads waiting
+  /// for it.
+  void taskDone(std::uint64_t completed, bool failed);
 
   Device* const device_;
   const int id_;
@@ -108,6 +121,12 @@ class Stream {
   std::atomic<bool> paused_{false};  // stop(): the worker takes no task
   WaitWord workWord_;
   WaitWord doneWord_;
+  // The smallest target of the DoneWaiters (kNoWaiter: none), and how many there
+  // are; both changed under waitersMu_, wakeAt_ read by the worker without it.
+  static constexpr std::uint64_t kNoWaiter = ~std::uint64_t(0);
+  std::atomic<std::uint64_t> wakeAt_{kNoWaiter};
+  std::mutex waitersMu_;
+  int waiters_ = 0;
   std::thread worker_;
 };
 

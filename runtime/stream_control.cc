@@ -158,6 +158,7 @@ Status Stream::abort() {
     }
     workWord_.notifyAll();
     doneWord_.notifyAll();
+    const DoneWaiter waiter(*this, target);
     if (!doneWord_.waitUntil([&] { return completed() >= target; }, deadline)) {
       return makeError(ErrorCode::kTimeout,
                        "abort of {}: its running task did not end within the task wait timeout "
