@@ -86,7 +86,18 @@ Status defaultStream(Stream** out) {
   });
 }
 
-std::uint32_t currentThreadId() { return static_cast<std::uint32_t>(::syscall(SYS_gettid)); }
+namespace {
+thread_local std::uint32_t tThreadId = 0;
+}  // namespace
+
+// Cached: a system call for every queued task showed in the time of a small
+// collective (system calls are slow on virtual machines).
+std::uint32_t currentThreadId() {
+  if (tThreadId == 0) tThreadId = static_cast<std::uint32_t>(::syscall(SYS_gettid));
+  return tThreadId;
+}
+
+void forgetThreadId() { tThreadId = 0; }
 
 void noteTaskQueued(const Stream& stream, std::uint64_t index) {
   if (stream.isDefault()) return;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/device.h"
+#include "runtime/task_reports.h"
 
 namespace cohort::runtime {
 
@@ -31,6 +32,7 @@ void prepareFork() {
 
 void releaseFork(bool child) {
   if (child) {
+    forgetThreadId();
     // Every pool the child has, also one created after prepareFork read the list.
     for (MemoryPool* p : DeviceManager::get().pools()) p->detachInChild(gForkParent);
   }

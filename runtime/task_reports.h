@@ -11,8 +11,10 @@ namespace cohort::runtime {
 
 class Stream;
 
-/// The Linux thread id of the calling thread.
+/// The Linux thread id of the calling thread (looked up once per thread).
 std::uint32_t currentThreadId();
+/// In a forked child: the thread that forked has another id there.
+void forgetThreadId();
 /// Records, for threadLastTask(), that the calling thread queued task `index` on
 /// `stream` (ignored for default streams).
 void noteTaskQueued(const Stream& stream, std::uint64_t index);
