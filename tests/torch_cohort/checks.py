@@ -335,6 +335,58 @@ def async_work(ctx):
     assert gw.wait() is True and gw.is_completed()
 
 
+def async_before_peers(ctx):
+    """The asynchronous contract: a call with async_op=True returns its Work before
+    any peer has called. Rank 0 calls first, then meets the others on the host (the
+    gloo group's barrier); they meet first and call after. A call that waited for a
+    peer would never return: faulthandler then prints where it hangs and ends the
+    rank within seconds."""
+    import faulthandler
+    world, me = ctx.world, ctx.rank
+    nxt, prev = (me + 1) % world, (me - 1) % world
+    for n in (2, 256, 16384, 262144):
+        x = value(me, n, torch.float32)
+        calls = {
+            "all_reduce": lambda: [dist.all_reduce(x.clone(), async_op=True)],
+            "all_gather_into_tensor": lambda: [dist.all_gather_into_tensor(
+                torch.empty(n * world), x, async_op=True)],
+            "reduce_scatter_tensor": lambda: [dist.reduce_scatter_tensor(
+                torch.empty(n), torch.cat([x] * world), async_op=True)],
+            "broadcast": lambda: [dist.broadcast(x.clone(), world - 1, async_op=True)],
+            "reduce": lambda: [dist.reduce(x.clone(), world - 1, async_op=True)],
+            "all_to_all_single": lambda: [dist.all_to_all_single(
+                torch.empty(n * world), torch.cat([x] * world), async_op=True)],
+            # Even ranks send first, odd ranks receive first: one stream runs them in order.
+            "isend/irecv": lambda: ([dist.isend(x, nxt), dist.irecv(torch.empty(n), prev)]
+                                    if me % 2 == 0 else
+                                    [dist.irecv(torch.empty(n), prev), dist.isend(x, nxt)]),
+            "batch_isend_irecv": lambda: dist.batch_isend_irecv(
+                [dist.P2POp(dist.isend, x, nxt), dist.P2POp(dist.irecv, torch.empty(n), prev)]),
+        }
+        for name, call in calls.items():
+            works = None
+            if me == 0:
+                faulthandler.dump_traceback_later(10, exit=True)
+                works = call()
+                faulthandler.cancel_dump_traceback_later()
+            dist.barrier(group=ctx.gloo)
+            if me != 0:
+                works = call()
+            for w in works:
+                assert w.wait() is True, f"{name} of {n}"
+    # The results themselves, once more with a meeting in between: rank 0's call
+    # returned before the others called, and the output is still right.
+    n = 4097
+    t = value(me, n, torch.float32)
+    if me == 0:
+        w = dist.all_reduce(t, async_op=True)
+    dist.barrier(group=ctx.gloo)
+    if me != 0:
+        w = dist.all_reduce(t, async_op=True)
+    w.wait()
+    same(t, expected_reduce(world, n, torch.float32, R.SUM), "all_reduce called before the peers")
+
+
 # ---- errors -------------------------------------------------------------------
 
 def _raises(fn, *needles):

@@ -4,6 +4,7 @@ import pytest
 
 CHECKS = ["all_reduce", "all_reduce_coalesced", "reduce", "reduce_scatter", "all_gather",
           "broadcast", "gather_scatter", "all_to_all", "send_recv", "barrier", "async_work",
+          "async_before_peers",
           "refused_calls", "cohort_error", "timeout", "subgroups", "zero_size", "device_memory",
           "fork_keeps_memory_private", "data_loader_workers"]
 
