@@ -233,6 +233,13 @@ std::string runContract(const ContractRank& me, ContractScenario scenario, Contr
   auto failed = [&](const char* step, const Status& s) {
     return std::string(label) + ": " + step + ": " + s.toString();
   };
+  // Both streams, each whatever the other's result (the run goes on after a failure).
+  auto synchronizeBoth = [&]() -> Status {
+    Watchdog::Guard g(watchdog, std::string(label) + ", synchronize", Watchdog::kSyncLimit);
+    Status sa = runtime::streamSynchronize(me.sa);
+    Status sb = runtime::streamSynchronize(me.sb);
+    return sa.ok() ? sb : sa;
+  };
   prepare(call, r, n, count, b.inA, b.outA);
   std::string bad;
   if (scenario == ContractScenario::kOppositeOrder) {
@@ -248,12 +255,7 @@ std::string runContract(const ContractRank& me, ContractScenario scenario, Contr
       }
     }
     if (!st.ok()) return failed("queue", st);
-    {
-      Watchdog::Guard g(watchdog, std::string(label) + ", synchronize", Watchdog::kSyncLimit);
-      st = runtime::streamSynchronize(me.sa);
-      Status stb = runtime::streamSynchronize(me.sb);
-      if (st.ok()) st = stb;
-    }
+    st = synchronizeBoth();
     if (!st.ok()) return failed("synchronize", st);
     bad = check("communicator A's output", call, r, n, count, b.outA, sh.out);
     if (bad.empty()) bad = check("communicator B's output", call, r, n, count, b.outB, sh.out);
@@ -287,12 +289,7 @@ std::string runContract(const ContractRank& me, ContractScenario scenario, Contr
       st = callAndWork();
     }
     if (!st.ok()) return failed("queue", st);
-    {
-      Watchdog::Guard g(watchdog, std::string(label) + ", synchronize", Watchdog::kSyncLimit);
-      st = runtime::streamSynchronize(me.sa);
-      Status stb = runtime::streamSynchronize(me.sb);
-      if (st.ok()) st = stb;
-    }
+    st = synchronizeBoth();
     if (!st.ok()) return failed("synchronize", st);
     bad = check("the output", call, r, n, count, b.outA, sh.out);
     if (bad.empty() && behind) {
