@@ -161,7 +161,7 @@ TEST(PerfTool, StreamOverheadReportsBothPaths) {
       EXPECT_GT(v[i], 0.0) << out.trailer[i];
     }
   }
-  EXPECT_NE(out.trailer[3].find("no stream, blocking call"), std::string::npos);
+  EXPECT_NE(out.trailer[3].find("default stream, synchronized"), std::string::npos);
   // The ratios (%.2f) are the quotients of the unrounded times, which lie within half a unit of
   // the printed ones (%.2f): a fast machine's sub-microsecond times make that a wide range.
   const double kHalfUnit = 0.005;

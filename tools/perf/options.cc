@@ -63,7 +63,7 @@ void addOptions(CLI::App& app, PerfOptions* o, RawArgs* raw) {
                  "cohort-trace merge DIR joins them");
   app.add_flag("--stream-overhead", o->streamOverhead,
                "Also time an 8-byte allreduce: pipelined, synchronized after every call, and "
-               "without a stream (a blocking call)");
+               "on the default stream synchronized after every call");
   app.add_flag("--inject-error", o->injectError, "Corrupt one checked element (tests)")->group("");
 }
 

@@ -113,10 +113,10 @@ void TextReport::streamOverhead(const StreamOverhead& s) {
                c, s.calls);
   std::fprintf(out_, "%s  back to back, one synchronize  : %10.2f us/call\n", c, s.pipelinedUs);
   std::fprintf(out_, "%s  synchronize after every call   : %10.2f us/call\n", c, s.synchronizedUs);
-  std::fprintf(out_, "%s  no stream, blocking call       : %10.2f us/call\n", c, s.blockingUs);
+  std::fprintf(out_, "%s  default stream, synchronized   : %10.2f us/call\n", c, s.blockingUs);
   std::fprintf(out_, "%s  ratio synchronized / pipelined : %10.2f\n", c,
                s.pipelinedUs > 0 ? s.synchronizedUs / s.pipelinedUs : 0.0);
-  std::fprintf(out_, "%s  ratio synchronized / blocking  : %10.2f\n", c,
+  std::fprintf(out_, "%s  ratio synchronized / default   : %10.2f\n", c,
                s.blockingUs > 0 ? s.synchronizedUs / s.blockingUs : 0.0);
   if (!options_.hccl) std::fprintf(out_, "#\n");
   std::fflush(out_);

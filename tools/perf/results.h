@@ -50,7 +50,7 @@ struct StreamOverhead {
   int calls = 0;
   double pipelinedUs = 0;     ///< back to back, one synchronize at the end
   double synchronizedUs = 0;  ///< synchronize after every call
-  double blockingUs = 0;      ///< no stream: the call returns with the result
+  double blockingUs = 0;      ///< the default stream, synchronized after every call
 };
 
 }  // namespace cohort::perf

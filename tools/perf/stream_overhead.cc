@@ -1,11 +1,10 @@
 // --stream-overhead: what the stream path costs an 8-byte allreduce. Three ways to
 // call it: back to back on a stream with one synchronize at the end (the call's
 // own cost, as in the sweep); on a stream with a synchronize after every call
-// (the full round trip the host sees: enqueue, events between the caller's and
-// the communicator's stream, completion); and without a stream of the caller's
-// (a null stream: the call runs on the calling thread and returns with the
-// result, as MPI_Allreduce does; its default-stream synchronize finds nothing).
-// The stream path's cost is the second over the third.
+// (the full round trip the host sees: enqueue, the stream's worker runs the
+// call, the synchronize returns); and on the default stream (null) with a
+// synchronize after every call, what a program without streams of its own does
+// (a call never runs on the calling thread: HCCL's asynchronous contract).
 #include <algorithm>
 #include <chrono>
 
