@@ -144,6 +144,9 @@ class Mesh final : public SharedGroup {
   static constexpr std::uint64_t kAllPosted = ~std::uint64_t(0);  // complete(): every call
   /// complete() with postMu_ held.
   Status completeLocked(std::uint64_t call, bool wait, const std::atomic<bool>& aborted);
+  /// With postMu_ held: whether op's input is an output of a posted call not
+  /// completed yet (calls chained in place).
+  bool readsPendingOutputLocked(const OpDesc& op) const;
   /// With postMu_ held: whether post(op) would wait (see postIfFree()).
   bool postWaitsLocked(const OpDesc& op);
   /// post() with postMu_ held, once nothing is left to wait for.

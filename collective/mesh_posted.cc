@@ -50,9 +50,7 @@ Status Mesh::post(const OpDesc& op, Deadline deadline, const std::atomic<bool>& 
   constexpr std::uint64_t kSlots = kPostSlots;
   // An input that an earlier call not completed yet writes (calls chained in
   // place): that call completes first.
-  const auto* in = static_cast<const char*>(op.input);
-  if (completedPosts_ < posts_ && in != nullptr && in < pendingHi_ &&
-      pendingLo_ < in + op.inputBytes(n_)) {
+  if (readsPendingOutputLocked(op)) {
     COHORT_RETURN_IF_ERROR(completeLocked(posts_, true, aborted));
   }
   const std::uint64_t c = posts_ + 1;
@@ -108,13 +106,14 @@ void Mesh::postLocked(const OpDesc& op, Deadline deadline, std::uint64_t* call) 
   *call = c;
 }
 
-bool Mesh::postWaitsLocked(const OpDesc& op) {
-  if (!postFailure_.ok()) return true;
+bool Mesh::readsPendingOutputLocked(const OpDesc& op) const {
   const auto* in = static_cast<const char*>(op.input);
-  if (completedPosts_ < posts_ && in != nullptr && in < pendingHi_ &&
-      pendingLo_ < in + op.inputBytes(n_)) {
-    return true;
-  }
+  return completedPosts_ < posts_ && in != nullptr && in < pendingHi_ &&
+         pendingLo_ < in + op.inputBytes(n_);
+}
+
+bool Mesh::postWaitsLocked(const OpDesc& op) {
+  if (!postFailure_.ok() || readsPendingOutputLocked(op)) return true;
   const std::uint64_t c = posts_ + 1;
   constexpr std::uint64_t kSlots = kPostSlots;
   if (c <= kSlots || everyoneFinished_ >= c - kSlots) return false;
