@@ -8,10 +8,10 @@
 //          or a different count, type, op or root: Cohort detects it and fails the
 //          operation on both ranks with kMismatch naming the parameter and values.
 //
-// Calls are asynchronous on the caller's stream: the call returns at once; the
-// operation runs on the communicator's own stream, after the work queued on the
-// caller's stream before the call, and work queued on the caller's stream after
-// the call sees the result (events order the two streams; the host never waits).
+// Calls are asynchronous on the caller's stream: the call returns at once, without
+// waiting for any other rank; the operation is a task of the caller's stream, run
+// by its worker after the work queued there before the call, and work queued there
+// after the call sees the result (the host never waits).
 // Errors of the operation itself surface at streamSynchronize (sticky on the
 // stream) and through asyncError(); argument errors are returned at once.
 #pragma once
