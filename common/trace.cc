@@ -18,7 +18,12 @@ namespace cohort::trace {
 namespace detail {
 std::atomic<int> gState{0};
 int readConfig() {
-  configure(Config::global().traceDir);
+  // Once: a thread that reads the state late must not switch off the session that another
+  // thread started meanwhile (it cleared the session's folder, so nothing was written).
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (gState.load() == 0) configure(Config::global().traceDir);
+  });
   return gState.load();
 }
 }  // namespace detail
