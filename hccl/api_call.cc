@@ -27,6 +27,11 @@ Outcome invalidParameter(const char* function, const std::string& value, const c
                            function, value, parameter, expected));
 }
 
+Outcome nothingToDo(const char* function, const char* what) {
+  COHORT_LOG(kWarn, "hccl", "{}: {}: nothing to do, HCCL_SUCCESS", function, what);
+  return Status::Ok();
+}
+
 Outcome requireValidEnvironment() {
   const Status s = Config::global().status();
   if (s.ok()) return s;

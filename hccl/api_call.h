@@ -34,6 +34,10 @@ Outcome nullPointer(const char* function, const char* parameter);
 Outcome invalidParameter(const char* function, const std::string& value, const char* parameter,
                          const std::string& expected);
 
+/// Success for a call that moves nothing, before any other check, as HCCL answers a
+/// count of 0 (with a warning, as HCCL logs one).
+Outcome nothingToDo(const char* function, const char* what);
+
 /// HCCL_E_PARA when an environment variable is invalid (its EI0001 message).
 Outcome requireValidEnvironment();
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cohort/runtime.h"
 #include "common/error.h"
 
 namespace cohort::hccl {
@@ -81,9 +82,12 @@ Outcome toDataType(const char* function, HcclDataType type, const char* paramete
                                "supported: INT8..BFP16 (0..11)",
                                function, parameter, static_cast<int>(type)));
     default:
-      return invalidParameter(function, std::to_string(static_cast<int>(type)), parameter,
-                              "an HcclDataType from HCCL_DATA_TYPE_INT8 (0) to "
-                              "HCCL_DATA_TYPE_BFP16 (11)");
+      // HCCL answers a value outside its enum HCCL_E_NOT_SUPPORT (HcomCheckDataType).
+      return Outcome(HCCL_E_NOT_SUPPORT,
+                     invalidParameter(function, std::to_string(static_cast<int>(type)), parameter,
+                                      "an HcclDataType from HCCL_DATA_TYPE_INT8 (0) to "
+                                      "HCCL_DATA_TYPE_BFP16 (11)")
+                         .status);
   }
 }
 
@@ -102,9 +106,12 @@ Outcome toReduceOp(const char* function, HcclReduceOp op, ReduceOp* out) {
       *out = ReduceOp::kMin;
       return Status::Ok();
     default:
-      return invalidParameter(function, std::to_string(static_cast<int>(op)), "op",
-                              "HCCL_REDUCE_SUM (0), HCCL_REDUCE_PROD (1), HCCL_REDUCE_MAX (2) or "
-                              "HCCL_REDUCE_MIN (3)");
+      // HCCL answers a value outside its enum HCCL_E_NOT_SUPPORT (HcomCheckReductionOp).
+      return Outcome(HCCL_E_NOT_SUPPORT,
+                     invalidParameter(function, std::to_string(static_cast<int>(op)), "op",
+                                      "HCCL_REDUCE_SUM (0), HCCL_REDUCE_PROD (1), HCCL_REDUCE_MAX "
+                                      "(2) or HCCL_REDUCE_MIN (3)")
+                         .status);
   }
 }
 
@@ -118,6 +125,21 @@ Outcome requirePointers(const char* function,
                         std::initializer_list<std::pair<const char*, const void*>> pointers) {
   for (const auto& [name, p] : pointers) {
     if (p == nullptr) return nullPointer(function, name);
+  }
+  return Status::Ok();
+}
+
+Outcome requireDeviceReachable(const char* function,
+                               std::initializer_list<std::pair<const char*, const void*>> buffers) {
+  for (const auto& [name, p] : buffers) {
+    if (p == nullptr) continue;
+    runtime::PointerAttributes a;
+    COHORT_RETURN_IF_ERROR(runtime::pointerGetAttributes(p, &a));
+    if (a.isDevice || a.isPinnedHost || a.isRegistered || a.isManaged) continue;
+    return invalidParameter(function, pointerText(p), name,
+                            "memory a device can reach: device memory (aclrtMalloc) or host "
+                            "memory made for devices (aclrtMallocHost, aclrtHostRegister); "
+                            "this is plain host memory");
   }
   return Status::Ok();
 }

@@ -37,11 +37,12 @@ Outcome lookupComm(const char* function, HcclComm comm, std::shared_ptr<CommEntr
 /// lookupComm, and the stream, which must not be null (HCCL_E_PTR).
 Outcome beginCall(const char* function, HcclComm comm, aclrtStream stream, CallContext* out);
 
-/// HCCL_E_NOT_SUPPORT for INT128, HIF8 and the FP8 types; HCCL_E_PARA for values
-/// that are no HcclDataType.
+/// HCCL_E_NOT_SUPPORT for INT128, HIF8 and the FP8 types, and (as HCCL) for values
+/// that are no HcclDataType, with EI0003's text.
 Outcome toDataType(const char* function, HcclDataType type, const char* parameter, DataType* out);
 
-/// HCCL_E_PARA for values that are no reduction (RESERVED included).
+/// HCCL_E_NOT_SUPPORT (as HCCL) for values that are no reduction (RESERVED included),
+/// with EI0003's text.
 Outcome toReduceOp(const char* function, HcclReduceOp op, ReduceOp* out);
 
 /// HCCL_E_PARA unless value < size.
@@ -50,6 +51,13 @@ Outcome checkRank(const char* function, std::uint32_t value, const char* paramet
 /// HCCL_E_PTR for the first null pointer of the list (name, pointer).
 Outcome requirePointers(const char* function,
                         std::initializer_list<std::pair<const char*, const void*>> pointers);
+
+/// HCCL_E_PARA (EI0003) for the first non-null pointer of the list that no device can
+/// reach: neither device memory nor host memory made for a device (aclrtMallocHost,
+/// aclrtHostRegister). An NPU cannot address such memory, so a program that passes it
+/// is wrong there; HCCL itself does not check it at the call.
+Outcome requireDeviceReachable(const char* function,
+                               std::initializer_list<std::pair<const char*, const void*>> buffers);
 
 /// The first n entries of a uint64_t array as sizes.
 std::vector<std::size_t> readCounts(const void* counts, int n);

@@ -2,6 +2,8 @@
 // enqueues the C++ call on the caller's stream.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include "cohort/communicator.h"
@@ -19,8 +21,10 @@ using cohort::hccl::beginCall;
 using cohort::hccl::CallContext;
 using cohort::hccl::checkRank;
 using cohort::hccl::invalidParameter;
+using cohort::hccl::nothingToDo;
 using cohort::hccl::Outcome;
 using cohort::hccl::readCounts;
+using cohort::hccl::requireDeviceReachable;
 using cohort::hccl::requirePointers;
 using cohort::hccl::toDataType;
 using cohort::hccl::toReduceOp;
@@ -39,17 +43,32 @@ Outcome beginTyped(const char* fn, HcclComm comm, aclrtStream stream, HcclDataTy
   return toDataType(fn, dataType, "dataType", type);
 }
 
+// As HCCL's all-to-all-v: a buffer is required only where its counts move something.
+Outcome requireBuffersOfNonZeroCounts(const char* fn, const void* sendBuf,
+                                      const std::vector<std::size_t>& sendCounts,
+                                      const void* recvBuf,
+                                      const std::vector<std::size_t>& recvCounts) {
+  const auto any = [](const std::vector<std::size_t>& c) {
+    return std::any_of(c.begin(), c.end(), [](std::size_t x) { return x != 0; });
+  };
+  if (any(sendCounts)) HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf}}));
+  if (any(recvCounts)) HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"recvBuf", recvBuf}}));
+  return cohort::Status::Ok();
+}
+
 }  // namespace
 
 HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType,
                          HcclReduceOp op, HcclComm comm, aclrtStream stream) {
   const char* fn = "HcclAllReduce";
   return apiCall(fn, [&]() -> Outcome {
+    if (count == 0) return nothingToDo(fn, "count is 0");  // first, as HCCL checks
     CallContext call;
     DataType type;
     ReduceOp reduceOp;
     HCCL_RETURN_IF_FAILED(beginReduction(fn, comm, stream, dataType, op, &call, &type, &reduceOp));
     HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
+    HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
     return call.comm().allReduce(sendBuf, recvBuf, count, type, reduceOp, call.stream);
   });
 }
@@ -58,11 +77,13 @@ HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dataType, uint3
                          HcclComm comm, aclrtStream stream) {
   const char* fn = "HcclBroadcast";
   return apiCall(fn, [&]() -> Outcome {
+    if (count == 0) return nothingToDo(fn, "count is 0");  // first, as HCCL checks
     CallContext call;
     DataType type;
     HCCL_RETURN_IF_FAILED(beginTyped(fn, comm, stream, dataType, &call, &type));
     HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"buf", buf}}));
     HCCL_RETURN_IF_FAILED(checkRank(fn, root, "root", call.comm().size()));
+    HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"buf", buf}}));
     return call.comm().broadcast(buf, count, type, static_cast<int>(root), call.stream);
   });
 }
@@ -72,11 +93,13 @@ HcclResult HcclReduceScatter(void* sendBuf, void* recvBuf, uint64_t recvCount,
                              aclrtStream stream) {
   const char* fn = "HcclReduceScatter";
   return apiCall(fn, [&]() -> Outcome {
+    if (recvCount == 0) return nothingToDo(fn, "recvCount is 0");  // first, as HCCL checks
     CallContext call;
     DataType type;
     ReduceOp reduceOp;
     HCCL_RETURN_IF_FAILED(beginReduction(fn, comm, stream, dataType, op, &call, &type, &reduceOp));
     HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
+    HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
     return call.comm().reduceScatter(sendBuf, recvBuf, recvCount, type, reduceOp, call.stream);
   });
 }
@@ -90,18 +113,24 @@ HcclResult HcclReduceScatterV(void* sendBuf, const void* sendCounts, const void*
     DataType type;
     ReduceOp reduceOp;
     HCCL_RETURN_IF_FAILED(beginReduction(fn, comm, stream, dataType, op, &call, &type, &reduceOp));
-    HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf},
-                                               {"sendCounts", sendCounts},
-                                               {"sendDispls", sendDispls},
-                                               {"recvBuf", recvBuf}}));
+    HCCL_RETURN_IF_FAILED(
+        requirePointers(fn, {{"sendCounts", sendCounts}, {"sendDispls", sendDispls}}));
+    // As HCCL: a rank that receives nothing may pass no buffer, and nothing to reduce at
+    // all is success.
+    if (recvCount != 0) HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"recvBuf", recvBuf}}));
     const int n = call.comm().size();
     const auto counts = readCounts(sendCounts, n);
+    if (std::accumulate(counts.begin(), counts.end(), std::size_t{0}) == 0) {
+      return nothingToDo(fn, "the sum of sendCounts is 0");
+    }
+    HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf}}));
     const auto rank = static_cast<std::size_t>(call.comm().rank());
     if (counts[rank] != recvCount) {
       return invalidParameter(
           fn, std::to_string(recvCount), "recvCount",
           fmt::format("sendCounts[{}] = {} (this rank's block)", rank, counts[rank]));
     }
+    HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
     return call.comm().reduceScatterV(sendBuf, counts, readCounts(sendDispls, n), recvBuf,
                                       recvCount, type, reduceOp, call.stream);
   });
@@ -111,10 +140,12 @@ HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t sendCount, HcclD
                          HcclComm comm, aclrtStream stream) {
   const char* fn = "HcclAllGather";
   return apiCall(fn, [&]() -> Outcome {
+    if (sendCount == 0) return nothingToDo(fn, "sendCount is 0");  // first, as HCCL checks
     CallContext call;
     DataType type;
     HCCL_RETURN_IF_FAILED(beginTyped(fn, comm, stream, dataType, &call, &type));
     HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
+    HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
     return call.comm().allGather(sendBuf, recvBuf, sendCount, type, call.stream);
   });
 }
@@ -127,18 +158,24 @@ HcclResult HcclAllGatherV(void* sendBuf, uint64_t sendCount, void* recvBuf, cons
     CallContext call;
     DataType type;
     HCCL_RETURN_IF_FAILED(beginTyped(fn, comm, stream, dataType, &call, &type));
-    HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf},
-                                               {"recvBuf", recvBuf},
-                                               {"recvCounts", recvCounts},
-                                               {"recvDispls", recvDispls}}));
+    HCCL_RETURN_IF_FAILED(
+        requirePointers(fn, {{"recvCounts", recvCounts}, {"recvDispls", recvDispls}}));
+    // As HCCL: a rank that sends nothing may pass no buffer, and nothing to gather at all
+    // is success.
+    if (sendCount != 0) HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf}}));
     const int n = call.comm().size();
     const auto counts = readCounts(recvCounts, n);
+    if (std::accumulate(counts.begin(), counts.end(), std::size_t{0}) == 0) {
+      return nothingToDo(fn, "the sum of recvCounts is 0");
+    }
+    HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"recvBuf", recvBuf}}));
     const auto rank = static_cast<std::size_t>(call.comm().rank());
     if (counts[rank] != sendCount) {
       return invalidParameter(
           fn, std::to_string(sendCount), "sendCount",
           fmt::format("recvCounts[{}] = {} (this rank's block)", rank, counts[rank]));
     }
+    HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
     return call.comm().allGatherV(sendBuf, sendCount, recvBuf, counts, readCounts(recvDispls, n),
                                   type, call.stream);
   });
@@ -148,12 +185,17 @@ HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType
                       HcclReduceOp op, uint32_t root, HcclComm comm, aclrtStream stream) {
   const char* fn = "HcclReduce";
   return apiCall(fn, [&]() -> Outcome {
+    if (count == 0) return nothingToDo(fn, "count is 0");  // first, as HCCL checks
     CallContext call;
     DataType type;
     ReduceOp reduceOp;
     HCCL_RETURN_IF_FAILED(beginReduction(fn, comm, stream, dataType, op, &call, &type, &reduceOp));
     HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
     HCCL_RETURN_IF_FAILED(checkRank(fn, root, "root", call.comm().size()));
+    const bool isRoot = root == static_cast<std::uint32_t>(call.comm().rank());
+    void* received = isRoot ? recvBuf : nullptr;  // only the root's is written
+    HCCL_RETURN_IF_FAILED(
+        requireDeviceReachable(fn, {{"sendBuf", sendBuf}, {"recvBuf", received}}));
     return call.comm().reduce(sendBuf, recvBuf, count, type, reduceOp, static_cast<int>(root),
                               call.stream);
   });
@@ -163,14 +205,16 @@ HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDat
                        uint32_t root, HcclComm comm, aclrtStream stream) {
   const char* fn = "HcclScatter";
   return apiCall(fn, [&]() -> Outcome {
+    if (recvCount == 0) return nothingToDo(fn, "recvCount is 0");  // first, as HCCL checks
     CallContext call;
     DataType type;
     HCCL_RETURN_IF_FAILED(beginTyped(fn, comm, stream, dataType, &call, &type));
     HCCL_RETURN_IF_FAILED(checkRank(fn, root, "root", call.comm().size()));
-    if (root == static_cast<std::uint32_t>(call.comm().rank())) {
-      HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf}}));
-    }
+    const bool isRoot = root == static_cast<std::uint32_t>(call.comm().rank());
+    if (isRoot) HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf}}));
     HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"recvBuf", recvBuf}}));
+    void* sent = isRoot ? sendBuf : nullptr;  // only the root's is read
+    HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"sendBuf", sent}, {"recvBuf", recvBuf}}));
     return call.comm().scatter(sendBuf, recvBuf, recvCount, type, static_cast<int>(root),
                                call.stream);
   });
@@ -181,6 +225,7 @@ HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, HcclDataType se
                         HcclComm comm, aclrtStream stream) {
   const char* fn = "HcclAlltoAll";
   return apiCall(fn, [&]() -> Outcome {
+    if (sendCount == 0 && recvCount == 0) return nothingToDo(fn, "sendCount and recvCount are 0");
     CallContext call;
     DataType type, receiveType;
     HCCL_RETURN_IF_FAILED(beginTyped(fn, comm, stream, sendType, &call, &type));
@@ -194,6 +239,7 @@ HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, HcclDataType se
       return invalidParameter(fn, std::to_string(recvCount), "recvCount",
                               fmt::format("sendCount ({})", sendCount));
     }
+    HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
     return call.comm().allToAll(sendBuf, const_cast<void*>(recvBuf), sendCount, type, call.stream);
   });
 }
@@ -208,10 +254,8 @@ HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void
     DataType type, receiveType;
     HCCL_RETURN_IF_FAILED(beginTyped(fn, comm, stream, sendType, &call, &type));
     HCCL_RETURN_IF_FAILED(toDataType(fn, recvType, "recvType", &receiveType));
-    HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf},
-                                               {"sendCounts", sendCounts},
+    HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendCounts", sendCounts},
                                                {"sdispls", sdispls},
-                                               {"recvBuf", recvBuf},
                                                {"recvCounts", recvCounts},
                                                {"rdispls", rdispls}}));
     if (receiveType != type) {
@@ -219,9 +263,13 @@ HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void
                               fmt::format("sendType ({})", static_cast<int>(sendType)));
     }
     const int n = call.comm().size();
-    return call.comm().allToAllV(sendBuf, readCounts(sendCounts, n), readCounts(sdispls, n),
-                                 const_cast<void*>(recvBuf), readCounts(recvCounts, n),
-                                 readCounts(rdispls, n), type, call.stream);
+    const auto sends = readCounts(sendCounts, n), receives = readCounts(recvCounts, n);
+    HCCL_RETURN_IF_FAILED(requireBuffersOfNonZeroCounts(fn, sendBuf, sends, recvBuf, receives));
+    // All counts 0 is still a collective, as in HCCL: every rank takes part.
+    HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
+    return call.comm().allToAllV(sendBuf, sends, readCounts(sdispls, n),
+                                 const_cast<void*>(recvBuf), receives, readCounts(rdispls, n),
+                                 type, call.stream);
   });
 }
 
@@ -234,8 +282,7 @@ HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, Hccl
     DataType type, receiveType;
     HCCL_RETURN_IF_FAILED(beginTyped(fn, comm, stream, sendType, &call, &type));
     HCCL_RETURN_IF_FAILED(toDataType(fn, recvType, "recvType", &receiveType));
-    HCCL_RETURN_IF_FAILED(requirePointers(
-        fn, {{"sendBuf", sendBuf}, {"sendCountMatrix", sendCountMatrix}, {"recvBuf", recvBuf}}));
+    HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendCountMatrix", sendCountMatrix}}));
     if (receiveType != type) {
       return invalidParameter(fn, std::to_string(static_cast<int>(recvType)), "recvType",
                               fmt::format("sendType ({})", static_cast<int>(sendType)));
@@ -255,6 +302,9 @@ HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, Hccl
       sent += sendCounts[j];
       received += recvCounts[j];
     }
+    HCCL_RETURN_IF_FAILED(
+        requireBuffersOfNonZeroCounts(fn, sendBuf, sendCounts, recvBuf, recvCounts));
+    HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
     return call.comm().allToAllV(sendBuf, sendCounts, sendDispls, const_cast<void*>(recvBuf),
                                  recvCounts, recvDispls, type, call.stream);
   });

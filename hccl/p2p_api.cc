@@ -22,7 +22,9 @@ using cohort::hccl::beginCall;
 using cohort::hccl::CallContext;
 using cohort::hccl::checkRank;
 using cohort::hccl::invalidParameter;
+using cohort::hccl::nothingToDo;
 using cohort::hccl::Outcome;
+using cohort::hccl::requireDeviceReachable;
 using cohort::hccl::requirePointers;
 using cohort::hccl::toDataType;
 
@@ -34,6 +36,7 @@ Outcome sendRecvItem(const char* fn, const HcclSendRecvItem& item, std::uint32_t
                             (where + ".sendRecvType").c_str(), "HCCL_SEND (0) or HCCL_RECV (1)");
   }
   if (item.buf == nullptr) return cohort::hccl::nullPointer(fn, (where + ".buf").c_str());
+  HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{(where + ".buf").c_str(), item.buf}}));
   HCCL_RETURN_IF_FAILED(
       checkRank(fn, item.remoteRank, (where + ".remoteRank").c_str(), comm.size()));
   if (item.remoteRank == static_cast<std::uint32_t>(comm.rank())) {
@@ -49,6 +52,7 @@ Outcome sendRecvItem(const char* fn, const HcclSendRecvItem& item, std::uint32_t
 
 Outcome pointToPoint(const char* fn, bool isSend, void* buf, std::uint64_t count,
                      HcclDataType dataType, std::uint32_t peer, HcclComm comm, aclrtStream stream) {
+  if (count == 0) return nothingToDo(fn, "count is 0");  // first, as HCCL checks
   const char* peerName = isSend ? "destRank" : "srcRank";
   CallContext call;
   DataType type;
@@ -59,6 +63,7 @@ Outcome pointToPoint(const char* fn, bool isSend, void* buf, std::uint64_t count
   if (peer == static_cast<std::uint32_t>(call.comm().rank())) {
     return invalidParameter(fn, std::to_string(peer), peerName, "a rank other than this one");
   }
+  HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{isSend ? "sendBuf" : "recvBuf", buf}}));
   if (isSend) return call.comm().send(buf, count, type, static_cast<int>(peer), call.stream);
   return call.comm().recv(buf, count, type, static_cast<int>(peer), call.stream);
 }
@@ -86,6 +91,8 @@ HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, H
     CallContext call;
     HCCL_RETURN_IF_FAILED(beginCall(fn, comm, stream, &call));
     HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendRecvInfo", sendRecvInfo}}));
+    // HCCL's answer to no items differs between releases (HCCL_E_PARA, later success
+    // with a warning); Cohort keeps HCCL_E_PARA.
     if (itemNum == 0) return invalidParameter(fn, "0", "itemNum", "at least 1");
     std::vector<cohort::SendRecvItem> items(itemNum);
     for (std::uint32_t i = 0; i < itemNum; ++i) {

@@ -13,29 +13,7 @@ using hccl_test::runRanks;
 
 constexpr int kRanks = 4;
 
-class HcclCollTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    int32_t devices[kRanks] = {0, 1, 2, 3};
-    ASSERT_HCCL_OK(HcclCommInitAll(kRanks, devices, comms_));
-  }
-  void TearDown() override {
-    for (HcclComm c : comms_) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
-  }
-
-  // Runs fn(rank, comm, stream) on every rank, then synchronises the stream.
-  void onEveryRank(const std::function<void(int, HcclComm, aclrtStream)>& fn) {
-    runRanks(kRanks, [&](int r) {
-      aclrtStream stream = nullptr;
-      ASSERT_ACL_OK(aclrtCreateStream(&stream));
-      fn(r, comms_[r], stream);
-      EXPECT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS) << "rank " << r;
-      EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
-    });
-  }
-
-  HcclComm comms_[kRanks] = {};
-};
+using HcclCollTest = hccl_test::RanksTest<kRanks>;
 
 TEST_F(HcclCollTest, RankSizeAndIdsAreThoseOfInitAll) {
   for (int r = 0; r < kRanks; ++r) {

@@ -170,14 +170,16 @@ TEST_F(HcclRefusalTest, TypesAndOperationsOutsideHcclsEnums) {
   }
   for (int t : {13, 18, 255, -1}) {
     EXPECT_HCCL(
-        HcclAllGather(p, p, 1, static_cast<HcclDataType>(t), comms_[0], stream_), HCCL_E_PARA,
+        HcclAllGather(p, p, 1, static_cast<HcclDataType>(t), comms_[0], stream_),
+        HCCL_E_NOT_SUPPORT,
         "EI0003: Failed to verify parameters of operator HcclAllGather. Value " +
             std::to_string(t) + " for parameter dataType is invalid. The expected value is");
   }
   for (int op : {4, 255, -3}) {
     EXPECT_HCCL(HcclAllReduce(p, p, 1, HCCL_DATA_TYPE_FP32, static_cast<HcclReduceOp>(op),
                               comms_[0], stream_),
-                HCCL_E_PARA, "Value " + std::to_string(op) + " for parameter op is invalid");
+                HCCL_E_NOT_SUPPORT,
+                "Value " + std::to_string(op) + " for parameter op is invalid");
   }
   EXPECT_HCCL(
       HcclAlltoAll(p, 1, HCCL_DATA_TYPE_FP32, p, 1, HCCL_DATA_TYPE_INT8, comms_[0], stream_),

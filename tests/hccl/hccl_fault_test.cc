@@ -57,7 +57,8 @@ TEST(HcclFault, AnUnmatchedOperationIsAnExecutionTimeout) {
 }
 
 // Host buffers larger than the (8 MiB) devices: the operation needs device
-// scratch space it cannot get.
+// scratch space it cannot get. HcclAllReduce refuses plain host memory at the call,
+// so the C++ API (which stages it) queues the operation on the HCCL communicator.
 TEST(HcclFault, DeviceMemoryExhaustedDuringAnOperationIsOutOfMemory) {
   HcclComm comms[2] = {};
   int32_t devices[2] = {0, 1};
@@ -67,8 +68,10 @@ TEST(HcclFault, DeviceMemoryExhaustedDuringAnOperationIsOutOfMemory) {
     aclrtStream s = nullptr;
     ASSERT_ACL_OK(aclrtCreateStream(&s));
     std::vector<float> host(count, 1.0f);
-    ASSERT_HCCL_OK(HcclAllReduce(host.data(), host.data(), count, HCCL_DATA_TYPE_FP32,
-                                 HCCL_REDUCE_SUM, comms[r], s));
+    cohort::Communicator& comm = *cohort::hccl::CommRegistry::get().find(comms[r])->comm;
+    ASSERT_TRUE(comm.allReduce(host.data(), host.data(), count, cohort::DataType::kFloat32,
+                               cohort::ReduceOp::kSum, static_cast<cohort::runtime::Stream*>(s))
+                    .ok());
     EXPECT_NE(aclrtSynchronizeStream(s), ACL_SUCCESS);
     HcclResult async = HCCL_SUCCESS;
     ASSERT_HCCL_OK(HcclGetCommAsyncError(comms[r], &async));

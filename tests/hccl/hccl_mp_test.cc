@@ -24,7 +24,7 @@ struct Worker {
   std::string log;
 };
 
-Worker spawnWorker(const std::string& table, int rank) {
+Worker spawnWorker(const std::string& table, int rank, std::string mode = "") {
   Worker w;
   w.log = ::testing::TempDir() + "hccl_mp_" + std::to_string(getpid()) + "_" +
           std::to_string(rank) + ".log";
@@ -34,7 +34,9 @@ Worker spawnWorker(const std::string& table, int rank) {
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
   std::string bin = HCCL_MP_WORKER, rankText = std::to_string(rank), tableArg = table;
-  std::vector<char*> argv = {bin.data(), tableArg.data(), rankText.data(), nullptr};
+  std::vector<char*> argv = {bin.data(), tableArg.data(), rankText.data()};
+  if (!mode.empty()) argv.push_back(mode.data());
+  argv.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, w.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -89,6 +91,30 @@ TEST(HcclMultiProcess, AKilledPeerIsARemoteError) {
   EXPECT_EQ(code, 0) << log;
   EXPECT_NE(log.find("async error 21 (error cqe)"), std::string::npos) << log;
   EXPECT_LT(secs, 10.0) << log;
+}
+
+// Bad input as an NPU sees it, ranks as processes (hccl_bad_input_test and
+// hccl_errors_test have the threads): each row of README's table, answered and
+// named as there, and the communicator then allreduces right.
+TEST(HcclMultiProcess, BadInputAnswersAsOnAnNpu) {
+  const std::string table =
+      hccl_test::writeTempFile("bad.json", hccl_test::rankTableJson(2, hccl_test::freePort()));
+  Worker w0 = spawnWorker(table, 0, "badinput"), w1 = spawnWorker(table, 1, "badinput");
+  const int code0 = waitWorker(w0.pid, std::chrono::seconds(60));
+  const int code1 = waitWorker(w1.pid, std::chrono::seconds(60));
+  EXPECT_EQ(code0, 0) << slurp(w0.log);
+  EXPECT_EQ(code1, 0) << slurp(w1.log);
+  for (const Worker* w : {&w0, &w1}) {
+    const std::string log = slurp(w->log);
+    EXPECT_NE(log.find("bad input OK"), std::string::npos) << log;
+    EXPECT_NE(log.find("HcclAllReduce: count is 0: nothing to do"), std::string::npos) << log;
+    EXPECT_NE(log.find("parameter sendBuf is invalid"), std::string::npos) << log;
+    EXPECT_NE(log.find("parameter recvBuf is invalid"), std::string::npos) << log;
+    EXPECT_NE(log.find("plain host memory"), std::string::npos) << log;
+    EXPECT_NE(log.find("parameter dataType is invalid"), std::string::npos) << log;
+    EXPECT_NE(log.find("parameter root is invalid"), std::string::npos) << log;
+    EXPECT_NE(log.find("holds 64 bytes"), std::string::npos) << log;
+  }
 }
 
 }  // namespace

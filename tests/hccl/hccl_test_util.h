@@ -63,6 +63,34 @@ inline void runRanks(int n, const std::function<void(int)>& fn, std::vector<int>
   for (auto& t : threads) t.join();
 }
 
+// A test fixture of N ranks made by HcclCommInitAll on devices 0..N-1, destroyed after
+// the test; onEveryRank runs a body on one thread per rank.
+template <int N>
+class RanksTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int32_t devices[N];
+    for (int r = 0; r < N; ++r) devices[r] = r;
+    ASSERT_HCCL_OK(HcclCommInitAll(N, devices, comms_));
+  }
+  void TearDown() override {
+    for (HcclComm c : comms_) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+  }
+
+  // Runs fn(rank, comm, stream) on every rank; the stream must then synchronize cleanly.
+  void onEveryRank(const std::function<void(int, HcclComm, aclrtStream)>& fn) {
+    runRanks(N, [&](int r) {
+      aclrtStream stream = nullptr;
+      ASSERT_ACL_OK(aclrtCreateStream(&stream));
+      fn(r, comms_[r], stream);
+      EXPECT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS) << "rank " << r;
+      EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+    });
+  }
+
+  HcclComm comms_[N] = {};
+};
+
 // Device memory of the calling thread's device, filled from / read into host vectors.
 class DeviceBuffer {
  public:
