@@ -19,8 +19,8 @@ Outcome nullPointer(const char* function, const char* parameter) {
 }
 
 Outcome invalidParameter(const char* function, const std::string& value, const char* parameter,
-                         const std::string& expected) {
-  return Outcome(HCCL_E_PARA,
+                         const std::string& expected, HcclResult result) {
+  return Outcome(result,
                  makeError(ErrorCode::kInvalidArgument,
                            "EI0003: Failed to verify parameters of operator {}. Value {} for "
                            "parameter {} is invalid. The expected value is {}.",

@@ -28,11 +28,11 @@ struct Outcome {
 /// HCCL_E_PTR: "<function>: parameter <name> is a null pointer".
 Outcome nullPointer(const char* function, const char* parameter);
 
-/// HCCL_E_PARA with HCCL's EI0003 text: "EI0003: Failed to verify parameters of
-/// operator <function>. Value <value> for parameter <parameter> is invalid. The
-/// expected value is <expected>."
+/// HCCL_E_PARA (or `result`, where HCCL answers another code) with HCCL's EI0003 text:
+/// "EI0003: Failed to verify parameters of operator <function>. Value <value> for
+/// parameter <parameter> is invalid. The expected value is <expected>."
 Outcome invalidParameter(const char* function, const std::string& value, const char* parameter,
-                         const std::string& expected);
+                         const std::string& expected, HcclResult result = HCCL_E_PARA);
 
 /// Success for a call that moves nothing, before any other check, as HCCL answers a
 /// count of 0 (with a warning, as HCCL logs one).

@@ -83,11 +83,10 @@ Outcome toDataType(const char* function, HcclDataType type, const char* paramete
                                function, parameter, static_cast<int>(type)));
     default:
       // HCCL answers a value outside its enum HCCL_E_NOT_SUPPORT (HcomCheckDataType).
-      return Outcome(HCCL_E_NOT_SUPPORT,
-                     invalidParameter(function, std::to_string(static_cast<int>(type)), parameter,
-                                      "an HcclDataType from HCCL_DATA_TYPE_INT8 (0) to "
-                                      "HCCL_DATA_TYPE_BFP16 (11)")
-                         .status);
+      return invalidParameter(function, std::to_string(static_cast<int>(type)), parameter,
+                              "an HcclDataType from HCCL_DATA_TYPE_INT8 (0) to "
+                              "HCCL_DATA_TYPE_BFP16 (11)",
+                              HCCL_E_NOT_SUPPORT);
   }
 }
 
@@ -107,11 +106,10 @@ Outcome toReduceOp(const char* function, HcclReduceOp op, ReduceOp* out) {
       return Status::Ok();
     default:
       // HCCL answers a value outside its enum HCCL_E_NOT_SUPPORT (HcomCheckReductionOp).
-      return Outcome(HCCL_E_NOT_SUPPORT,
-                     invalidParameter(function, std::to_string(static_cast<int>(op)), "op",
-                                      "HCCL_REDUCE_SUM (0), HCCL_REDUCE_PROD (1), HCCL_REDUCE_MAX "
-                                      "(2) or HCCL_REDUCE_MIN (3)")
-                         .status);
+      return invalidParameter(function, std::to_string(static_cast<int>(op)), "op",
+                              "HCCL_REDUCE_SUM (0), HCCL_REDUCE_PROD (1), HCCL_REDUCE_MAX (2) or "
+                              "HCCL_REDUCE_MIN (3)",
+                              HCCL_E_NOT_SUPPORT);
   }
 }
 
@@ -142,6 +140,12 @@ Outcome requireDeviceReachable(const char* function,
                             "this is plain host memory");
   }
   return Status::Ok();
+}
+
+Outcome requireBuffers(const char* function,
+                       std::initializer_list<std::pair<const char*, const void*>> buffers) {
+  HCCL_RETURN_IF_FAILED(requirePointers(function, buffers));
+  return requireDeviceReachable(function, buffers);
 }
 
 std::vector<std::size_t> readCounts(const void* counts, int n) {

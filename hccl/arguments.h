@@ -59,6 +59,10 @@ Outcome requirePointers(const char* function,
 Outcome requireDeviceReachable(const char* function,
                                std::initializer_list<std::pair<const char*, const void*>> buffers);
 
+/// requirePointers, then requireDeviceReachable, over the same list.
+Outcome requireBuffers(const char* function,
+                       std::initializer_list<std::pair<const char*, const void*>> buffers);
+
 /// The first n entries of a uint64_t array as sizes.
 std::vector<std::size_t> readCounts(const void* counts, int n);
 

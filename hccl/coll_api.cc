@@ -24,6 +24,7 @@ using cohort::hccl::invalidParameter;
 using cohort::hccl::nothingToDo;
 using cohort::hccl::Outcome;
 using cohort::hccl::readCounts;
+using cohort::hccl::requireBuffers;
 using cohort::hccl::requireDeviceReachable;
 using cohort::hccl::requirePointers;
 using cohort::hccl::toDataType;
@@ -67,8 +68,7 @@ HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataT
     DataType type;
     ReduceOp reduceOp;
     HCCL_RETURN_IF_FAILED(beginReduction(fn, comm, stream, dataType, op, &call, &type, &reduceOp));
-    HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
-    HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
+    HCCL_RETURN_IF_FAILED(requireBuffers(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
     return call.comm().allReduce(sendBuf, recvBuf, count, type, reduceOp, call.stream);
   });
 }
@@ -98,8 +98,7 @@ HcclResult HcclReduceScatter(void* sendBuf, void* recvBuf, uint64_t recvCount,
     DataType type;
     ReduceOp reduceOp;
     HCCL_RETURN_IF_FAILED(beginReduction(fn, comm, stream, dataType, op, &call, &type, &reduceOp));
-    HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
-    HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
+    HCCL_RETURN_IF_FAILED(requireBuffers(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
     return call.comm().reduceScatter(sendBuf, recvBuf, recvCount, type, reduceOp, call.stream);
   });
 }
@@ -144,8 +143,7 @@ HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t sendCount, HcclD
     CallContext call;
     DataType type;
     HCCL_RETURN_IF_FAILED(beginTyped(fn, comm, stream, dataType, &call, &type));
-    HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
-    HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
+    HCCL_RETURN_IF_FAILED(requireBuffers(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
     return call.comm().allGather(sendBuf, recvBuf, sendCount, type, call.stream);
   });
 }
