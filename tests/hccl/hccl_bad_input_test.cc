@@ -3,7 +3,6 @@
 // refused naming the parameter; and the communicator works on after each refusal.
 // hccl_mp_test covers the same with ranks as processes.
 #include <cstdint>
-#include <cstdlib>
 #include <vector>
 
 #include "hccl_test_util.h"
@@ -11,7 +10,6 @@
 namespace {
 
 using hccl_test::DeviceBuffer;
-using hccl_test::runRanks;
 
 constexpr int kRanks = 2;
 

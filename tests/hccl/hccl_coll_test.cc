@@ -9,7 +9,6 @@
 namespace {
 
 using hccl_test::DeviceBuffer;
-using hccl_test::runRanks;
 
 constexpr int kRanks = 4;
 
