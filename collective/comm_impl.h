@@ -125,10 +125,8 @@ class Communicator::Impl {
   // setAlgorithm() read lastStream once calls stopped.
   struct Launch {
     runtime::Stream* lastStream = nullptr;
-    int lastDevice = -1, lastStreamId = -1;  // what streamDescribe said of lastStream
+    runtime::TaskPlace last;      // where the last call's task landed
     runtime::Event* chain = nullptr;
-    std::uint64_t lastTask = 0;   // position on lastStream
-    bool lastTaskKnown = false;   // no other thread queued there meanwhile
     std::uint64_t tickets = 0;    // calls queued so far
   } launch_;
   // The calls queued and not finished, in call order: the running one first,

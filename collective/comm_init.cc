@@ -163,7 +163,7 @@ Status Communicator::Impl::scratch(std::size_t bytes, void** out) {
 bool Communicator::Impl::lastStreamLives() const {
   runtime::StreamDescription d;
   return launch_.lastStream != nullptr && runtime::streamDescribe(launch_.lastStream, &d).ok() &&
-         d.device == launch_.lastDevice && d.id == launch_.lastStreamId;
+         d.device == launch_.last.device && d.id == launch_.last.streamId;
 }
 
 Status Communicator::Impl::waitForOperations() {

@@ -155,14 +155,9 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   // collective sequence that every rank must agree on.
   op.seq = op.coll == Coll::kSendRecv ? 0 : ++seq_;
   if (stream == nullptr) COHORT_RETURN_IF_ERROR(runtime::defaultStream(&stream));
-  // The same stream as the last call's, not a new one at a destroyed one's address.
-  runtime::StreamDescription d;
-  COHORT_RETURN_IF_ERROR(runtime::streamDescribe(stream, &d));
-  const bool sameStream = stream == launch_.lastStream && d.device == launch_.lastDevice &&
-                          d.id == launch_.lastStreamId;
-  // The last call's stream holds it (or held it: a stream destroyed since has
-  // drained, and then there is nothing to wait for).
-  if (!sameStream && lastStreamLives() &&
+  // On the last call's stream no event is needed: it holds the last call, or it
+  // is a new stream at a destroyed one's address, and a destroyed stream drained.
+  if (stream != launch_.lastStream && lastStreamLives() &&
       runtime::eventRecord(launch_.chain, launch_.lastStream).ok()) {
     COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream, launch_.chain));
   }
@@ -172,32 +167,28 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
     std::lock_guard<std::mutex> lock(queuedMu_);
     queued_.push_back(Queued{ticket, std::move(op), historyId});
   }
-  std::uint64_t before = 0, after = 0, done = 0;
-  const bool counted = runtime::streamProgress(stream, &before, &done).ok();
+  runtime::TaskPlace place;
   Status launched = runtime::launchKernel(stream, [this, ticket](runtime::Stream*) {
     Status s = runQueued(ticket);
     if (!s.ok()) setAsyncError(s);
     return s;
-  });
+  }, &place);
   if (!launched.ok()) {
     std::lock_guard<std::mutex> lock(queuedMu_);
     queued_.pop_back();  // never started: nothing else removes it
     history_->finished(historyId, launched);
     return launched;
   }
-  // The task's place on its stream is known when no other thread queued there
-  // meanwhile; right behind the last call's, the run-ahead may post it early.
-  const bool known = counted && runtime::streamProgress(stream, &after, &done).ok() &&
-                     after == before + 1;
-  if (known && launch_.lastTaskKnown && sameStream && before == launch_.lastTask + 1) {
+  // Right behind the last call's task on its stream (nothing of the program
+  // runs between them), the run-ahead may post this call early.
+  const runtime::TaskPlace& last = launch_.last;
+  if (launch_.lastStream != nullptr && place.device == last.device &&
+      place.streamId == last.streamId && place.taskIndex == last.taskIndex + 1) {
     std::lock_guard<std::mutex> lock(queuedMu_);
     if (!queued_.empty() && queued_.back().ticket == ticket) queued_.back().follows = true;
   }
   launch_.lastStream = stream;
-  launch_.lastDevice = d.device;
-  launch_.lastStreamId = d.id;
-  launch_.lastTask = before;
-  launch_.lastTaskKnown = known;
+  launch_.last = place;
   return Status::Ok();
 }
 

@@ -35,18 +35,21 @@ Stream::~Stream() {
 }
 
 
-void Stream::enqueue(std::function<Status()> task, bool runAfterError) {
+std::uint64_t Stream::enqueue(std::function<Status()> task, bool runAfterError) {
+  std::uint64_t position = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     Task t;
     t.fn = std::move(task);
     t.runAfterError = runAfterError;
     t.launcher = currentThreadId();
-    noteTaskQueued(*this, enqueued_.load(std::memory_order_relaxed));
+    position = enqueued_.load(std::memory_order_relaxed);
+    noteTaskQueued(*this, position);
     queue_.push_back(std::move(t));
     enqueued_.fetch_add(1, std::memory_order_release);
   }
   workWord_.notifyAll();
+  return position;
 }
 
 void Stream::enqueueWait(std::shared_ptr<EventState> event, std::uint64_t generation) {

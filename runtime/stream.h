@@ -28,8 +28,9 @@ class Stream {
 
   /// Queues a task. A task that fails makes the stream's error sticky; later
   /// tasks are skipped unless `runAfterError` (event records use it so that
-  /// waiters on other streams are released and see the error).
-  void enqueue(std::function<Status()> task, bool runAfterError = false);
+  /// waiters on other streams are released and see the error). Returns the
+  /// task's position on the stream (0, 1, 2, ... in queueing order).
+  std::uint64_t enqueue(std::function<Status()> task, bool runAfterError = false);
   /// Later tasks run after a failure too (streamSetFailureMode).
   void setContinueAfterError(bool on) { continueAfterError_.store(on, std::memory_order_relaxed); }
   bool continueAfterError() const { return continueAfterError_.load(std::memory_order_relaxed); }

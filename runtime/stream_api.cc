@@ -98,15 +98,20 @@ Status streamProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* co
 }
 
 Status launchKernel(Stream* stream, Kernel kernel) {
+  return launchKernel(stream, std::move(kernel), nullptr);
+}
+
+Status launchKernel(Stream* stream, Kernel kernel, TaskPlace* place) {
   return apiCall([&](DeviceManager& m) {
     if (!kernel) return Status(ErrorCode::kInvalidArgument, "launchKernel: empty kernel");
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
-    s->enqueue([s, k = std::move(kernel)] {
+    const std::uint64_t position = s->enqueue([s, k = std::move(kernel)] {
       // Waits of this process that lose their processor to it keep yielding.
       ComputeScope computing;
       return k(s);
     });
+    if (place != nullptr) *place = TaskPlace{s->device()->id(), s->id(), position};
     return Status::Ok();
   });
 }

@@ -295,6 +295,15 @@ Status streamProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* co
 /// device current. A non-ok Status (or an exception) fails the stream.
 using Kernel = std::function<Status(Stream* stream)>;
 Status launchKernel(Stream* stream, Kernel kernel);
+/// Where a task landed: its stream (as streamDescribe names it) and its place there.
+struct TaskPlace {
+  int device = -1;
+  int streamId = -1;
+  std::uint64_t taskIndex = 0;  ///< 0, 1, 2, ... in the stream's queueing order
+};
+/// launchKernel that also says where the kernel landed, read as it was queued: a
+/// caller learns whether another task came between two of its own.
+Status launchKernel(Stream* stream, Kernel kernel, TaskPlace* place);
 
 enum class CallbackMode {
   kBlocking,     ///< later tasks of the stream wait for the callback

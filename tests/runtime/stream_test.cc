@@ -45,6 +45,37 @@ TEST_F(StreamTest, TasksRunInOrderOnTheStreamsDevice) {
   for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
 }
 
+TEST_F(StreamTest, ALaunchSaysWhereItsTaskLanded) {
+  StreamDescription d;
+  ASSERT_OK(streamDescribe(stream_, &d));
+  const auto noop = [](Stream*) { return Status::Ok(); };
+  TaskPlace first, second, third;
+  ASSERT_OK(launchKernel(stream_, noop, &first));
+  EXPECT_EQ(first.device, d.device);
+  EXPECT_EQ(first.streamId, d.id);
+  ASSERT_OK(launchKernel(stream_, noop, &second));
+  EXPECT_EQ(second.taskIndex, first.taskIndex + 1);
+  // Any other task between two launches shows as a gap, whatever queued it.
+  Event* event = nullptr;
+  ASSERT_OK(eventCreate(&event));
+  ASSERT_OK(eventRecord(event, stream_));
+  ASSERT_OK(launchKernel(stream_, noop, &third));
+  EXPECT_EQ(third.taskIndex, second.taskIndex + 2);
+  std::uint64_t enqueued = 0, completed = 0;
+  ASSERT_OK(streamProgress(stream_, &enqueued, &completed));
+  EXPECT_EQ(enqueued, third.taskIndex + 1);
+  // The default stream (null) is named as streamDescribe names it.
+  StreamDescription dd;
+  ASSERT_OK(streamDescribe(nullptr, &dd));
+  TaskPlace onDefault;
+  ASSERT_OK(launchKernel(nullptr, noop, &onDefault));
+  EXPECT_EQ(onDefault.streamId, dd.id);
+  EXPECT_NE(onDefault.streamId, first.streamId);
+  ASSERT_OK(streamSynchronize(stream_));
+  ASSERT_OK(streamSynchronize(nullptr));
+  ASSERT_OK(eventDestroy(event));
+}
+
 TEST_F(StreamTest, AsyncCopiesAndKernelsAreOrdered) {
   constexpr std::size_t n = 1 << 16;
   void *d = nullptr, *h = nullptr;
