@@ -19,7 +19,8 @@ for folder in "${!allowed[@]}"; do
   [ -d "$src/$folder" ] || continue
   while IFS= read -r line; do
     file=${line%%:*}
-    inc=$(sed -E 's/.*#include "([^/"]+)\/.*/\1/' <<<"$line")
+    inc=${line#*#include \"}  # the folder named before the first slash
+    inc=${inc%%/*}
     [ "$inc" = cohort ] && continue
     ok=0
     for a in ${allowed[$folder]}; do [ "$inc" = "$a" ] && ok=1; done
