@@ -29,7 +29,8 @@ namespace cohort {
 
 /// Thread-safety: enqueue() from one thread at a time; runOp() on the worker of
 /// the stream an operation was queued on, one operation at a time (comm_ops.cc);
-/// abort()/asyncError() from anywhere.
+/// a posted call also from enqueue() (the launch's fast path), only while no call
+/// is queued; abort()/asyncError() from anywhere.
 class Communicator::Impl {
  public:
   /// Collective over the `size` ranks that share `store` under `prefix`, with
@@ -150,6 +151,10 @@ class Communicator::Impl {
   /// task directly follows the previous call's (so nothing of the program's runs
   /// in between: its input is final) and posting it waits for nobody.
   bool postAhead();
+  /// The fast path of the launch (comm_ops.cc): posts `q` from the calling
+  /// thread when nothing of this communicator is queued, `stream` is idle and
+  /// posting waits for nobody; false (nothing done) otherwise. Never waits.
+  bool postFromCaller(Queued& q, runtime::Stream* stream);
   /// Ends calls whose tasks never ran (their stream failed or was aborted).
   void endSkipped(std::vector<Queued> skipped);
   /// Waits for the operations queued so far (their stream: the last call's).

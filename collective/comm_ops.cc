@@ -8,12 +8,20 @@
 //
 // So there is one way a call launches: the operation is a task of the caller's
 // stream, as HCCL's tasks (and NCCL's kernels) are, and that stream's worker
-// runs it in order with the caller's other work; the calling thread does no
-// part of it. Two communicators driven on two streams have two workers, so
-// neither waits for the other. A communicator's operations run one at a time,
-// in call order: a call on another stream than the last call's first waits for
-// that stream (an event recorded there at the call). Only synchronize, an
-// event's synchronize and destroy (finalize) wait for the operation's end.
+// runs it in order with the caller's other work. Two communicators driven on
+// two streams have two workers, so neither waits for the other. A
+// communicator's operations run one at a time, in call order: a call on
+// another stream than the last call's first waits for that stream (an event
+// recorded there at the call). Only synchronize, an event's synchronize and
+// destroy (finalize) wait for the operation's end.
+//
+// One fast path keeps the contract because it never waits: a call the mesh
+// posts (small ones), made while this communicator has nothing queued and the
+// caller's stream is idle, is posted from the calling thread (its input copied
+// into its ring slot, which waits for nobody) and completed there if every
+// peer has posted it already. Otherwise its task completes it, as the stream's
+// worker completes any posted call. The rank that comes last to a call then
+// finishes it without handing it to another thread.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -155,17 +163,41 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   // collective sequence that every rank must agree on.
   op.seq = op.coll == Coll::kSendRecv ? 0 : ++seq_;
   if (stream == nullptr) COHORT_RETURN_IF_ERROR(runtime::defaultStream(&stream));
+  const std::uint64_t historyId = history_->queued(op);
+  Queued q{0, std::move(op), historyId};
+  const double traceStart = trace::enabled() ? trace::nowUs() : 0;
+  if (postFromCaller(q, stream)) {
+    Status done = mesh_->complete(q.call, false, aborted_);
+    if (done.ok()) {
+      // Done before the call returns: no task, and no later call follows one.
+      launch_.lastStream = stream;
+      launch_.last = runtime::TaskPlace{};
+      if (trace::enabled()) {  // the span a stream's worker would have recorded
+        trace::complete("collective", q.op.describe(), traceStart,
+                        fmt::format("\"algorithm\":\"{} (posted, on the caller)\"",
+                                    trace::escape(lastChoice)));
+      }
+      return concludeOp(q.op, q.historyId, std::move(done), q.deadline);
+    }
+    // A peer is missing (or a failure to report): the stream's task completes it.
+  }
   // On the last call's stream no event is needed: it holds the last call, or it
   // is a new stream at a destroyed one's address, and a destroyed stream drained.
-  if (stream != launch_.lastStream && lastStreamLives() &&
+  // (A call posted above found nothing of this communicator queued: no event.)
+  if (!q.posted && stream != launch_.lastStream && lastStreamLives() &&
       runtime::eventRecord(launch_.chain, launch_.lastStream).ok()) {
-    COHORT_RETURN_IF_ERROR(runtime::streamWaitEvent(stream, launch_.chain));
+    Status waits = runtime::streamWaitEvent(stream, launch_.chain);
+    if (!waits.ok()) {
+      history_->finished(historyId, waits);  // never queued
+      return waits;
+    }
   }
-  const std::uint64_t historyId = history_->queued(op);
   const std::uint64_t ticket = ++launch_.tickets;
+  q.ticket = ticket;
+  const bool posted = q.posted;
   {
     std::lock_guard<std::mutex> lock(queuedMu_);
-    queued_.push_back(Queued{ticket, std::move(op), historyId});
+    queued_.push_back(std::move(q));
   }
   runtime::TaskPlace place;
   Status launched = runtime::launchKernel(stream, [this, ticket](runtime::Stream*) {
@@ -174,8 +206,13 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
     return s;
   }, &place);
   if (!launched.ok()) {
-    std::lock_guard<std::mutex> lock(queuedMu_);
-    queued_.pop_back();  // never started: nothing else removes it
+    std::uint64_t call = 0;
+    {
+      std::lock_guard<std::mutex> lock(queuedMu_);
+      call = queued_.back().call;
+      queued_.pop_back();  // no task: nothing else removes it
+    }
+    if (posted) (void)mesh_->complete(call, true, aborted_);  // or the members' rings stop
     history_->finished(historyId, launched);
     return launched;
   }

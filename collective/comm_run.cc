@@ -277,6 +277,27 @@ bool Communicator::Impl::postAhead() {
   return true;
 }
 
+bool Communicator::Impl::postFromCaller(Queued& q, runtime::Stream* stream) {
+  {
+    std::lock_guard<std::mutex> lock(queuedMu_);
+    if (!queued_.empty()) return false;  // a stream's worker is this communicator's
+  }
+  // Idle: nothing queued before the call can still write its input or read its
+  // output, and a failed stream would skip the call's task.
+  std::uint64_t enqueued = 0, completed = 0;
+  if (aborted_.load() || !postable(q.op) ||
+      !runtime::streamProgress(stream, &enqueued, &completed).ok() || completed != enqueued ||
+      !runtime::streamQuery(stream).ok()) {
+    return false;
+  }
+  const Deadline deadline = execDeadline();
+  if (!mesh_->postIfFree(q.op, deadline, &q.call)) return false;
+  history_->started(q.historyId, q.op, noteChoice(q.op, Algo::kMesh, 0));
+  q.posted = true;
+  q.deadline = deadline;
+  return true;
+}
+
 void Communicator::Impl::endSkipped(std::vector<Queued> skipped) {
   for (Queued& q : skipped) {
     // A posted call completes all the same, or the members' rings would stop.

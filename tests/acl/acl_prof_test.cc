@@ -185,6 +185,9 @@ TEST_F(ProfTest, WorksBeforeAclInitAndRecordsCollectives) {
       void *send = nullptr, *recv = nullptr;
       ASSERT_EQ(aclrtMalloc(&send, 1024, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
       ASSERT_EQ(aclrtMalloc(&recv, 1024, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+      // A task of the stream's own: the allreduce may finish on this thread (the
+      // launch's fast path) and then queues none.
+      EXPECT_EQ(aclrtMemsetAsync(send, 1024, 0, 1024, stream), ACL_SUCCESS);
       EXPECT_EQ(
           HcclAllReduce(send, recv, 256, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comms[r], stream),
           HCCL_SUCCESS);

@@ -155,6 +155,51 @@ TEST(CommTest, CountZeroStillOrdersTheStreams) {
   }));
 }
 
+
+// The launch's fast path (comm_ops.cc): a small call made while the communicator
+// has nothing queued and the caller's stream is idle is posted from the calling
+// thread, so the rank that calls last finishes it before its call returns: nothing
+// on its stream, the result already in its output. The first rank's call waits for
+// nobody either; its stream completes it.
+TEST(CommTest, TheLastRankToASmallCallFinishesItBeforeTheCallReturns) {
+  RankPool& pool = RankPool::shared(2);
+  ASSERT_OK(pool.initStatus());
+  static constexpr std::size_t n = 37;
+  std::atomic<bool> firstReturned{false};
+  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+    runtime::Stream* s = pool.stream(r);
+    void *in = nullptr, *out = nullptr;
+    if (!runtime::deviceMalloc(&in, n * 4).ok() || !runtime::deviceMalloc(&out, n * 4).ok()) {
+      return "alloc";
+    }
+    auto* f = static_cast<float*>(in);
+    for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<float>((r + 1) * (i % 7));
+    std::memset(out, 0xff, n * 4);
+    std::string failure;
+    Status st = runtime::streamSynchronize(s);  // idle, whatever ran before
+    if (r == 1) {
+      while (!firstReturned.load()) std::this_thread::sleep_for(1ms);
+    }
+    if (st.ok()) st = pool.comm(r).allReduce(in, out, n, DataType::kFloat32, ReduceOp::kSum, s);
+    if (r == 0) firstReturned = true;
+    const auto* o = static_cast<const float*>(out);
+    if (st.ok() && r == 1) {
+      if (!runtime::streamQuery(s).ok()) failure = "the last rank's call left work on its stream";
+      for (std::size_t i = 0; i < n && failure.empty(); ++i) {
+        if (o[i] != 3.0f * static_cast<float>(i % 7)) {
+          failure = "element " + std::to_string(i) + " not final when the call returned";
+        }
+      }
+    }
+    if (st.ok()) st = runtime::streamSynchronize(s);
+    for (std::size_t i = 0; st.ok() && i < n && failure.empty(); ++i) {
+      if (o[i] != 3.0f * static_cast<float>(i % 7)) failure = "wrong element " + std::to_string(i);
+    }
+    (void)runtime::deviceFree(in);
+    (void)runtime::deviceFree(out);
+    return st.ok() ? failure : st.toString();
+  }));
+}
 TEST(CommTest, SplitByColorAndKey) {
   RankPool& pool = RankPool::shared(4);
   ASSERT_OK(pool.initStatus());
