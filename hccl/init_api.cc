@@ -190,11 +190,22 @@ Outcome createSubComm(const char* function, HcclComm* comm, std::uint32_t rankNu
       cohort::hccl::requirePointers(function, {{"comm", comm}, {"subComm", subComm}}));
   std::shared_ptr<CommEntry> parent;
   HCCL_RETURN_IF_FAILED(cohort::hccl::lookupComm(function, *comm, &parent));
+  // HCCL's unit tests give these answers: a rank list without an id, or an id
+  // without a list, is E_PARA. (They also refuse a null config with E_PTR;
+  // Cohort takes it as the defaults, as before.)
   if (rankIds == nullptr && subCommId == kNoSubComm) {  // this rank joins none
     *subComm = nullptr;
     return Status::Ok();
   }
-  if (rankIds == nullptr) return nullPointer(function, "rankIds");
+  if (rankIds == nullptr) {
+    return invalidParameter(function, "nullptr", "rankIds",
+                            "a rank list (null only with subCommId 0xFFFFFFFF)");
+  }
+  if (subCommId == kNoSubComm) {
+    return invalidParameter(function, "0xFFFFFFFF", "subCommId",
+                            "an id other than 0xFFFFFFFF (which joins no sub-communicator, "
+                            "with a null rankIds)");
+  }
   std::vector<int> ranks;
   HCCL_RETURN_IF_FAILED(
       readRankList(function, *parent->comm, rankNum, rankIds, subCommRankId, &ranks));

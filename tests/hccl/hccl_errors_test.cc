@@ -148,7 +148,8 @@ TEST_F(HcclRefusalTest, NullPointersAreEmptyPointerErrors) {
   EXPECT_HCCL(HcclGetRankId(nullptr, &u), HCCL_E_PTR, "comm");
   EXPECT_HCCL(HcclGetCommName(c, nullptr), HCCL_E_PTR, "commName");
   EXPECT_HCCL(HcclGetCommAsyncError(c, nullptr), HCCL_E_PTR, "asyncError");
-  EXPECT_HCCL(HcclCommDestroy(nullptr), HCCL_E_PTR, "comm");
+  // Nothing to destroy: HCCL's own unit tests expect success.
+  EXPECT_EQ(HcclCommDestroy(nullptr), HCCL_SUCCESS);
   EXPECT_HCCL(HcclGetRootInfo(nullptr), HCCL_E_PTR, "rootInfo");
   HcclComm out = nullptr;
   EXPECT_HCCL(HcclCommInitRootInfo(2, nullptr, 0, &out), HCCL_E_PTR, "rootInfo");
@@ -157,7 +158,11 @@ TEST_F(HcclRefusalTest, NullPointersAreEmptyPointerErrors) {
   EXPECT_HCCL(HcclCommInitAll(2, nullptr, &out), HCCL_E_PTR, "devices");
   EXPECT_HCCL(HcclCreateSubCommConfig(nullptr, 1, &u, 0, 0, nullptr, &out), HCCL_E_PTR, "comm");
   EXPECT_HCCL(HcclCreateSubCommConfig(&c, 1, &u, 0, 0, nullptr, nullptr), HCCL_E_PTR, "subComm");
-  EXPECT_HCCL(HcclCreateSubCommConfig(&c, 1, nullptr, 5, 0, nullptr, &out), HCCL_E_PTR, "rankIds");
+  // A rank list without a sub-communicator id, or an id without a list (HCCL's answers).
+  EXPECT_HCCL(HcclCreateSubCommConfig(&c, 1, nullptr, 5, 0, nullptr, &out), HCCL_E_PARA,
+              "rankIds");
+  EXPECT_HCCL(HcclCreateSubCommConfig(&c, 1, &u, 0xFFFFFFFFu, 0, nullptr, &out), HCCL_E_PARA,
+              "subCommId");
 }
 
 TEST_F(HcclRefusalTest, TypesAndOperationsOutsideHcclsEnums) {
