@@ -118,7 +118,9 @@ aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count,
   return apiCall("aclrtMemcpy", [&]() -> Outcome {
     rt::MemcpyKind rtKind;
     ACL_RETURN_IF_FAILED(toKind("aclrtMemcpy", kind, &rtKind));
-    return rt::memcpy(dst, destMax, src, count, rtKind);
+    // CANN documents kind as reserved here: the copy goes by the two pointers and
+    // fails only when it cannot be made (a kind outside the enum is refused: not known).
+    return rt::memcpy(dst, destMax, src, count, rt::MemcpyKind::kDefault);
   });
 }
 
