@@ -25,7 +25,7 @@ HandleTable<CntNotify>& cntNotifies() {
   return *table;
 }
 
-std::atomic<std::uint32_t> gNextId{0};
+std::atomic<std::uint32_t> gNextCntNotifyId{0};
 
 Outcome find(const char* fn, aclrtCntNotify cntNotify, std::shared_ptr<CntNotify>* out) {
   return cntNotifies().lookup(fn, "cntNotify", cntNotify, "count notify", out);
@@ -55,7 +55,7 @@ aclError aclrtCntNotifyCreate(aclrtCntNotify* cntNotify, uint64_t flag) {
     if (cntNotify == nullptr) return nullArgument(fn, "cntNotify");
     if (flag != 0) return invalidArgument(fn, "flag {} is reserved and must be 0", flag);
     ACL_RETURN_IF_FAILED(requireDevice(fn));
-    *cntNotify = cntNotifies().add(std::make_shared<CntNotify>(gNextId.fetch_add(1)));
+    *cntNotify = cntNotifies().add(std::make_shared<CntNotify>(gNextCntNotifyId.fetch_add(1)));
     return Status::Ok();
   });
 }

@@ -58,8 +58,8 @@ struct Imported {
   int count;   // imports of the key not yet closed
 };
 
-// This process's keys. Guarded by gMu; used until exit.
-std::mutex gMu;
+// This process's keys. Guarded by gIpcMu; used until exit.
+std::mutex gIpcMu;
 std::map<std::string, Exported>& exported() {
   static auto* table = new std::map<std::string, Exported>();
   return *table;
@@ -120,7 +120,7 @@ int logicalDevice(int physical) {
   return -1;
 }
 
-// A key of this process's exports (gMu held).
+// A key of this process's exports (gIpcMu held).
 Outcome exportedLocked(const char* fn, const char* key, KeyRecord** record) {
   if (key == nullptr) return cohort::makeError(ErrorCode::kInvalidArgument, "{}: key is null", fn);
   auto it = exported().find(key);
@@ -187,7 +187,7 @@ aclError aclrtIpcMemGetExportKey(void* devPtr, size_t size, char* key, size_t le
     record->physicalDevice = device.physicalId;
     record->open.store(1, std::memory_order_release);
     {
-      std::lock_guard<std::mutex> lock(gMu);
+      std::lock_guard<std::mutex> lock(gIpcMu);
       exported()[text] = Exported{record};
     }
     std::memcpy(key, text.c_str(), text.size() + 1);
@@ -207,7 +207,7 @@ aclError aclrtIpcMemSetImportPid(const char* key, int32_t* pid, size_t num) {
                                  fn, i, pid[i]);
       }
     }
-    std::lock_guard<std::mutex> lock(gMu);
+    std::lock_guard<std::mutex> lock(gIpcMu);
     KeyRecord* record = nullptr;
     ACL_RETURN_IF_FAILED(exportedLocked(fn, key, &record));
     std::uint32_t n = record->pidCount.load(std::memory_order_relaxed);
@@ -242,7 +242,7 @@ aclError aclrtIpcMemSetAttr(const char* key, aclrtIpcMemAttrType type, uint64_t 
                                "0..3 (got {})",
                                fn, static_cast<int>(type), attr);
     }
-    std::lock_guard<std::mutex> lock(gMu);
+    std::lock_guard<std::mutex> lock(gIpcMu);
     KeyRecord* record = nullptr;
     ACL_RETURN_IF_FAILED(exportedLocked(fn, key, &record));
     record->link.store(static_cast<std::uint32_t>(attr), std::memory_order_relaxed);
@@ -258,7 +258,7 @@ aclError aclrtIpcMemImportByKey(void** devPtr, const char* key, uint64_t flags) 
       return cohort::makeError(ErrorCode::kInvalidArgument,
                                "{}: needs devPtr, key and flags 0 or 1 (got {})", fn, flags);
     }
-    std::lock_guard<std::mutex> lock(gMu);
+    std::lock_guard<std::mutex> lock(gIpcMu);
     auto again = imported().find(key);
     if (again != imported().end()) {
       ++again->second.count;
@@ -300,7 +300,7 @@ aclError aclrtIpcMemClose(const char* key) {
     const char* fn = "aclrtIpcMemClose";
     if (key == nullptr)
       return cohort::makeError(ErrorCode::kInvalidArgument, "{}: key is null", fn);
-    std::lock_guard<std::mutex> lock(gMu);
+    std::lock_guard<std::mutex> lock(gIpcMu);
     auto in = imported().find(key);
     if (in != imported().end()) {  // importers close first, so an import goes first here
       if (--in->second.count == 0) {

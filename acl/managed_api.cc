@@ -36,8 +36,8 @@ struct Granule {
 };
 
 // The advice given for each managed allocation, by base address. Process-wide; guarded
-// by gMu. An entry is reset when its allocation is made again (aclrtMemAllocManaged).
-std::mutex gMu;
+// by gManagedMu. An entry is reset when its allocation is made again (aclrtMemAllocManaged).
+std::mutex gManagedMu;
 std::map<const char*, std::vector<Granule>>& granulesByBase() {
   static auto* table = new std::map<const char*, std::vector<Granule>>();  // used until exit
   return *table;
@@ -81,7 +81,7 @@ Outcome managedRange(const char* fn, const void* ptr, std::size_t size, bool who
   return Status::Ok();
 }
 
-// The granules of a range; gMu must be held.
+// The granules of a range; gManagedMu must be held.
 std::vector<Granule>& granulesLocked(const Range& range) {
   std::vector<Granule>& g = granulesByBase()[range.base];
   if (g.size() != range.granules) g.assign(range.granules, Granule{});  // made again, resized
@@ -172,7 +172,7 @@ Outcome getAttr(const char* fn, aclrtMemManagedRangeAttribute attribute, const v
     return cohort::makeError(ErrorCode::kInvalidArgument, "{}: data is null", fn);
   Range r;
   ACL_RETURN_IF_FAILED(managedRange(fn, ptr, size, /*wholeGranules=*/false, &r));
-  std::lock_guard<std::mutex> lock(gMu);
+  std::lock_guard<std::mutex> lock(gManagedMu);
   const std::vector<Granule>& g = granulesLocked(r);
   auto preferred = [](const Granule& x) { return x.preferred; };
   auto prefetched = [](const Granule& x) { return x.lastPrefetch; };
@@ -232,7 +232,7 @@ Outcome notePrefetch(const char* fn, const void* ptr, std::size_t size,
   Location l;
   ACL_RETURN_IF_FAILED(resolveLocation(fn, where, /*allowInvalid=*/false, &l));
   if (!apply) return Status::Ok();
-  std::lock_guard<std::mutex> lock(gMu);
+  std::lock_guard<std::mutex> lock(gManagedMu);
   std::vector<Granule>& g = granulesLocked(r);
   for (std::size_t i = r.first; i < r.last; ++i) g[i].lastPrefetch = l;
   return Status::Ok();
@@ -257,7 +257,7 @@ aclError aclrtMemAllocManaged(void** ptr, uint64_t size, uint32_t flag) {
                                flag);
     }
     COHORT_RETURN_IF_ERROR(rt::managedMalloc(ptr, static_cast<std::size_t>(size)));
-    std::lock_guard<std::mutex> lock(gMu);
+    std::lock_guard<std::mutex> lock(gManagedMu);
     granulesByBase().erase(static_cast<const char*>(*ptr));  // advice of an earlier owner
     return Status::Ok();
   });
@@ -287,7 +287,7 @@ aclError aclrtMemManagedAdvise(const void* const ptr, uint64_t size,
                                  "{}: advise {} is not an aclrtMemManagedAdviseType (0..5)", fn,
                                  static_cast<int>(advise));
     }
-    std::lock_guard<std::mutex> lock(gMu);
+    std::lock_guard<std::mutex> lock(gManagedMu);
     std::vector<Granule>& g = granulesLocked(r);
     for (std::size_t i = r.first; i < r.last; ++i) {
       switch (advise) {

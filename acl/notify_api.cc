@@ -143,7 +143,7 @@ HandleTable<Notify>& notifies() {
   return *table;
 }
 
-std::atomic<std::uint32_t> gNextId{0};
+std::atomic<std::uint32_t> gNextNotifyId{0};
 
 Outcome find(const char* fn, aclrtNotify notify, std::shared_ptr<Notify>* out) {
   return notifies().lookup(fn, "notify", notify, "notify", out);
@@ -172,7 +172,7 @@ aclError aclrtCreateNotify(aclrtNotify* notify, uint64_t flag) {
                              flag);
     }
     ACL_RETURN_IF_FAILED(requireDevice(fn));
-    *notify = notifies().add(std::make_shared<Notify>(gNextId.fetch_add(1)));
+    *notify = notifies().add(std::make_shared<Notify>(gNextNotifyId.fetch_add(1)));
     return Status::Ok();
   });
 }

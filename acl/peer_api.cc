@@ -15,7 +15,7 @@
 namespace {
 
 // Enabled (device, peer) pairs: device may access peer's memory. Process-wide.
-std::mutex gMu;
+std::mutex gPeerMu;
 std::set<std::pair<int, int>>& enabledPairs() {
   static auto* pairs = new std::set<std::pair<int, int>>();  // used until exit
   return *pairs;
@@ -45,7 +45,7 @@ Outcome currentAndPeer(const char* fn, int peer, int* current) {
 }
 
 bool enabled(int device, int peer) {
-  std::lock_guard<std::mutex> lock(gMu);
+  std::lock_guard<std::mutex> lock(gPeerMu);
   return enabledPairs().count({device, peer}) != 0;
 }
 
@@ -53,7 +53,7 @@ bool enabled(int device, int peer) {
 
 namespace cohort::acl {
 void enablePeerAccess(int device, int peer) {
-  std::lock_guard<std::mutex> lock(gMu);
+  std::lock_guard<std::mutex> lock(gPeerMu);
   enabledPairs().insert({device, peer});
 }
 }  // namespace cohort::acl
@@ -83,7 +83,7 @@ aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags) {
     }
     int current = -1;
     ACL_RETURN_IF_FAILED(currentAndPeer(fn, peerDeviceId, &current));
-    std::lock_guard<std::mutex> lock(gMu);
+    std::lock_guard<std::mutex> lock(gPeerMu);
     enabledPairs().insert({current, peerDeviceId});
     return Status::Ok();
   });
@@ -93,7 +93,7 @@ aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId) {
   return apiCall("aclrtDeviceDisablePeerAccess", [&]() -> Outcome {
     int current = -1;
     ACL_RETURN_IF_FAILED(currentAndPeer("aclrtDeviceDisablePeerAccess", peerDeviceId, &current));
-    std::lock_guard<std::mutex> lock(gMu);
+    std::lock_guard<std::mutex> lock(gPeerMu);
     enabledPairs().erase({current, peerDeviceId});
     return Status::Ok();
   });

@@ -4,14 +4,14 @@
 
 #include <cerrno>
 #include <climits>
-#include <cstdlib>
+#include <unistd.h>
+
 #include <cctype>
+#include <cstdlib>
 #include <functional>
 #include <sstream>
 
 #include "common/error.h"
-
-extern char** environ;
 
 namespace cohort {
 

@@ -15,8 +15,8 @@ namespace cohort::runtime {
 
 namespace {
 
-std::mutex gObserverMu;
-StreamObserver gObserver;  // guarded by gObserverMu
+std::mutex gStreamObserverMu;
+StreamObserver gStreamObserver;  // guarded by gStreamObserverMu
 std::atomic<bool> gHasObserver{false};
 
 // How long a wait task's condition may block per look, once past spinning: growing
@@ -90,16 +90,16 @@ void notifyStreamObserver(Stream* stream, bool created) {
   if (!hasStreamObserver()) return;
   StreamObserver observer;
   {
-    std::lock_guard<std::mutex> lock(gObserverMu);
-    observer = gObserver;
+    std::lock_guard<std::mutex> lock(gStreamObserverMu);
+    observer = gStreamObserver;
   }
   if (observer) observer(stream, created);
 }
 
 void setStreamObserver(StreamObserver observer) {
-  std::lock_guard<std::mutex> lock(gObserverMu);
+  std::lock_guard<std::mutex> lock(gStreamObserverMu);
   gHasObserver.store(static_cast<bool>(observer), std::memory_order_release);
-  gObserver = std::move(observer);
+  gStreamObserver = std::move(observer);
 }
 
 void enqueueWaitTask(Stream* stream, WaitTask task) {

@@ -19,7 +19,7 @@ namespace {
 constexpr std::size_t kGranularity = 2 << 20;
 
 bool aligned(std::size_t v) { return v % kGranularity == 0; }
-std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+std::uintptr_t toAddress(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 void* pointer(std::uintptr_t a) { return reinterpret_cast<void*>(a); }
 
 int protection(VmmAccess access) {
@@ -66,7 +66,7 @@ Status VirtualMemory::reserve(std::size_t size, std::size_t alignment, void* sta
   std::uintptr_t at = 0;
   if (start != nullptr) {
     // Exactly there, or not at all: the program lays out its addresses itself.
-    if (address(start) % align != 0) {
+    if (toAddress(start) % align != 0) {
       return makeError(ErrorCode::kInvalidArgument, "reserve: start {} is not aligned to {} bytes",
                        start, align);
     }
@@ -82,15 +82,15 @@ Status VirtualMemory::reserve(std::size_t size, std::size_t alignment, void* sta
                        "reserve: [{}, +{}) is not free (memory of this process is there)", start,
                        size);
     }
-    at = address(p);
+    at = toAddress(p);
   } else {
     // Over-reserve to align the start, then give back the slack on both sides.
     const std::size_t span = size + align;
     void* raw = mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (raw == MAP_FAILED) return systemError(errno, fmt::format("reserve: {} bytes", size));
-    at = (address(raw) + align - 1) / align * align;
-    if (at > address(raw)) munmap(raw, at - address(raw));
-    const std::uintptr_t end = address(raw) + span;
+    at = (toAddress(raw) + align - 1) / align * align;
+    if (at > toAddress(raw)) munmap(raw, at - toAddress(raw));
+    const std::uintptr_t end = toAddress(raw) + span;
     if (end > at + size) munmap(pointer(at + size), end - at - size);
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -101,7 +101,7 @@ Status VirtualMemory::reserve(std::size_t size, std::size_t alignment, void* sta
 
 Status VirtualMemory::release(void* va) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = reservations_.find(address(va));
+  auto it = reservations_.find(toAddress(va));
   if (it == reservations_.end()) {
     return makeError(ErrorCode::kInvalidPointer, "release: {} is not the start of a reservation",
                      va);
@@ -202,10 +202,10 @@ Status VirtualMemory::info(const PhysicalMemory* mem, PhysicalMemoryInfo* out) {
 }
 
 VirtualMemory::MappingMap::iterator VirtualMemory::mappingAtLocked(const void* p) {
-  auto it = mappings_.upper_bound(address(p));
+  auto it = mappings_.upper_bound(toAddress(p));
   if (it == mappings_.begin()) return mappings_.end();
   --it;
-  return address(p) < it->first + it->second.size ? it : mappings_.end();
+  return toAddress(p) < it->first + it->second.size ? it : mappings_.end();
 }
 
 Status VirtualMemory::map(void* va, std::size_t size, std::size_t offset, PhysicalMemory* mem,
@@ -223,7 +223,7 @@ Status VirtualMemory::mapLocked(void* va, std::size_t size, std::size_t offset,
                      "map: {} bytes from offset {} of a {}-byte allocation (both multiples of "
                      "{} bytes, within the allocation)", size, offset, mem->size, kGranularity);
   }
-  const std::uintptr_t at = address(va);
+  const std::uintptr_t at = toAddress(va);
   auto r = reservations_.upper_bound(at);
   if (r == reservations_.begin() || (--r, at + size > r->first + r->second) ||
       !aligned(at - r->first)) {
@@ -251,7 +251,7 @@ Status VirtualMemory::mapLocked(void* va, std::size_t size, std::size_t offset,
 
 Status VirtualMemory::mapAlias(void* dst, const void* src, std::size_t size) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto r = reservations_.find(address(dst));
+  auto r = reservations_.find(toAddress(dst));
   if (r == reservations_.end() || size == 0 || size > r->second) {
     return makeError(ErrorCode::kInvalidPointer,
                      "map alias: {} is not the start of a reservation of at least {} bytes", dst,
@@ -259,9 +259,9 @@ Status VirtualMemory::mapAlias(void* dst, const void* src, std::size_t size) {
   }
   // What is mapped at src, piece by piece, checked whole before anything is mapped.
   std::vector<Mapping> pieces;
-  auto it = mappings_.find(address(src));
+  auto it = mappings_.find(toAddress(src));
   for (std::size_t done = 0; done < size; done += pieces.back().size, ++it) {
-    if (it == mappings_.end() || it->first != address(src) + done ||
+    if (it == mappings_.end() || it->first != toAddress(src) + done ||
         done + it->second.size > size) {
       return makeError(ErrorCode::kInvalidPointer,
                        "map alias: [{}, +{}) is not whole mappings back to back from its start "
@@ -275,7 +275,7 @@ Status VirtualMemory::mapAlias(void* dst, const void* src, std::size_t size) {
                          pieces[k].mem, VmmAccess::kReadWrite);
     if (!s.ok()) {
       for (std::size_t back = 0, j = 0; j < k; back += pieces[j++].size) {
-        unmapLocked(mappings_.find(address(dst) + back));
+        unmapLocked(mappings_.find(toAddress(dst) + back));
       }
       return s;
     }
@@ -285,7 +285,7 @@ Status VirtualMemory::mapAlias(void* dst, const void* src, std::size_t size) {
 
 Status VirtualMemory::unmap(void* va) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = mappings_.find(address(va));
+  auto it = mappings_.find(toAddress(va));
   if (it == mappings_.end()) {
     return makeError(ErrorCode::kInvalidPointer, "unmap: {} is not the start of a mapping", va);
   }
@@ -303,10 +303,10 @@ void VirtualMemory::unmapLocked(MappingMap::iterator it) {
 
 Status VirtualMemory::setAccess(void* va, std::size_t size, VmmAccess access) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto first = mappings_.find(address(va));
+  auto first = mappings_.find(toAddress(va));
   auto it = first;
   std::size_t done = 0;
-  while (done < size && it != mappings_.end() && it->first == address(va) + done &&
+  while (done < size && it != mappings_.end() && it->first == toAddress(va) + done &&
          done + it->second.size <= size) {
     done += it->second.size;
     ++it;
@@ -319,7 +319,7 @@ Status VirtualMemory::setAccess(void* va, std::size_t size, VmmAccess access) {
   if (mprotect(va, size, protection(access)) != 0) {
     return systemError(errno, fmt::format("set access: mprotect of {} bytes at {}", size, va));
   }
-  for (it = first; it != mappings_.end() && it->first < address(va) + size; ++it) {
+  for (it = first; it != mappings_.end() && it->first < toAddress(va) + size; ++it) {
     it->second.access = access;
   }
   return Status::Ok();
@@ -341,9 +341,9 @@ Status VirtualMemory::checkAccess(const void* p, std::size_t bytes, bool write,
   std::lock_guard<std::mutex> lock(mu_);
   if (mappings_.empty() || bytes == 0) return Status::Ok();
   const VmmAccess needed = write ? VmmAccess::kReadWrite : VmmAccess::kRead;
-  const std::uintptr_t end = address(p) + bytes;
+  const std::uintptr_t end = toAddress(p) + bytes;
   auto it = mappingAtLocked(p);
-  if (it == mappings_.end()) it = mappings_.upper_bound(address(p));
+  if (it == mappings_.end()) it = mappings_.upper_bound(toAddress(p));
   for (; it != mappings_.end() && it->first < end; ++it) {
     if ((static_cast<int>(it->second.access) & static_cast<int>(needed)) ==
         static_cast<int>(needed)) {

@@ -8,12 +8,6 @@ namespace {
 
 using AclDeviceTest = AclTest;
 
-int referenceCount(int device) {
-  runtime::DeviceInfo info;
-  EXPECT_OK(runtime::getDeviceInfo(device, &info));
-  return info.referenceCount;
-}
-
 TEST_F(AclDeviceTest, CountSetGetReset) {
   uint32_t count = 0;
   ASSERT_ACL_OK(aclrtGetDeviceCount(&count));

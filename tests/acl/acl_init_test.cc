@@ -25,12 +25,6 @@ class ConfigFile {
   std::string path_;
 };
 
-int referenceCount(int device) {
-  runtime::DeviceInfo info;
-  EXPECT_OK(runtime::getDeviceInfo(device, &info));
-  return info.referenceCount;
-}
-
 TEST(AclInitTest, InitFinalizeAndReinit) {
   ASSERT_ACL_OK(aclInit(nullptr));
   ASSERT_ACL_OK(aclrtSetDevice(0));

@@ -156,6 +156,13 @@ inline bool holdsPattern(const void* p, size_t n, int seed) {
   return true;
 }
 
+/// How many users hold device `device` (aclrtSetDevice and contexts).
+inline int referenceCount(int device) {
+  runtime::DeviceInfo info;
+  EXPECT_OK(runtime::getDeviceInfo(device, &info));
+  return info.referenceCount;
+}
+
 /// Makes the stream's next task fail with `code`.
 inline void failStream(aclrtStream stream, ErrorCode code) {
   ASSERT_OK(runtime::launchKernel(static_cast<runtime::Stream*>(stream), [code](runtime::Stream*) {

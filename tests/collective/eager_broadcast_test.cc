@@ -20,7 +20,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr int kRanks = 5;
+constexpr int kEagerRanks = 5;
 
 // The value of element i of call k (a different one for every call, so that a
 // reader given a slot of another call sees wrong elements).
@@ -32,7 +32,7 @@ double callValue(int k, std::size_t i) { return inputValue(ReduceOp::kSum, k % 7
 // ends every run; in the last, every fifth call is an allreduce (which waits for
 // everyone).
 TEST(EagerBroadcastTest, ARootFarAheadNeverOverwritesWhatASlowReaderHasNotRead) {
-  RankPool& pool = RankPool::shared(kRanks);
+  RankPool& pool = RankPool::shared(kEagerRanks);
   ASSERT_OK(pool.initStatus());
   struct Size {
     DataType type;
@@ -57,12 +57,12 @@ TEST(EagerBroadcastTest, ARootFarAheadNeverOverwritesWhatASlowReaderHasNotRead) 
                   st = pool.comm(r).allReduce(p, p, 1, DataType::kFloat32, ReduceOp::kSum,
                                               pool.stream(r));
                   if (st.ok()) st = runtime::streamSynchronize(pool.stream(r));
-                  const double want = kRanks * k + kRanks * (kRanks - 1) / 2;
+                  const double want = kEagerRanks * k + kEagerRanks * (kEagerRanks - 1) / 2;
                   if (st.ok())
                     failure = compare(DataType::kFloat32, p, 1, [&](std::size_t) { return want; });
                 } else {
                   const Size z = sizes[k % 6];
-                  const int root = (k / 10) % kRanks;
+                  const int root = (k / 10) % kEagerRanks;
                   const std::size_t e = dataTypeSize(z.type);
                   for (std::size_t i = 0; i < z.count; ++i) {
                     encode(z.type, r == root ? callValue(k, i) : -1.0, p + i * e);
@@ -95,7 +95,7 @@ TEST(EagerBroadcastTest, ARootFarAheadNeverOverwritesWhatASlowReaderHasNotRead) 
 // the root, which never waits for its readers' calls, fails at its next call
 // that waits for that reader, naming it. The others are unaffected.
 TEST(EagerBroadcastTest, AReaderThatDiffersFailsAndTheRootFindsItAtItsNextWait) {
-  RankPool pool(kRanks);  // a fresh group: a failed communicator stays failed
+  RankPool pool(kEagerRanks);  // a fresh group: a failed communicator stays failed
   ASSERT_OK(pool.initStatus());
   auto results = pool.run([&](int r) -> std::string {
     void* buf = nullptr;
@@ -126,7 +126,7 @@ TEST(EagerBroadcastTest, AReaderThatDiffersFailsAndTheRootFindsItAtItsNextWait) 
 // The root made another call than its readers: they fail naming it, and the
 // root fails too (its call waits for everyone and compares).
 TEST(EagerBroadcastTest, ARootThatMadeAnotherCallFailsEveryRank) {
-  RankPool pool(kRanks);
+  RankPool pool(kEagerRanks);
   ASSERT_OK(pool.initStatus());
   auto results = pool.run([&](int r) -> std::string {
     void* buf = nullptr;
@@ -142,7 +142,7 @@ TEST(EagerBroadcastTest, ARootThatMadeAnotherCallFailsEveryRank) {
       << results[0];
   EXPECT_NE(results[0].find("collective: allreduce vs broadcast"), std::string::npos)
       << results[0];
-  for (int r = 1; r < kRanks; ++r) {
+  for (int r = 1; r < kEagerRanks; ++r) {
     EXPECT_NE(
         results[r].find("mismatched collective between rank " + std::to_string(r) + " and rank 0"),
         std::string::npos)

@@ -11,9 +11,9 @@ namespace {
 
 using hccl_test::DeviceBuffer;
 
-constexpr int kRanks = 2;
+constexpr int kBadInputRanks = 2;
 
-using HcclBadInputTest = hccl_test::RanksTest<kRanks>;
+using HcclBadInputTest = hccl_test::RanksTest<kBadInputRanks>;
 
 // A sum allreduce of 5 floats (rank r gives r + 1 + i) in `in` and `out`, checked.
 void allReduceIsRight(int r, HcclComm comm, aclrtStream s, void* in, void* out) {
@@ -67,7 +67,7 @@ TEST_F(HcclBadInputTest, AllToAllNeedsBothCountsZeroToSkip) {
 // as in HCCL. Every element that moves is checked.
 TEST_F(HcclBadInputTest, ZeroCountsOfTheVariableCollectives) {
   onEveryRank([](int r, HcclComm comm, aclrtStream s) {
-    const uint64_t none[kRanks] = {0, 0};
+    const uint64_t none[kBadInputRanks] = {0, 0};
     EXPECT_EQ(HcclAllGatherV(nullptr, 0, nullptr, none, none, HCCL_DATA_TYPE_FP32, comm, s),
               HCCL_SUCCESS);
     EXPECT_EQ(HcclReduceScatterV(nullptr, none, none, nullptr, 0, HCCL_DATA_TYPE_FP32,
@@ -79,7 +79,7 @@ TEST_F(HcclBadInputTest, ZeroCountsOfTheVariableCollectives) {
     EXPECT_EQ(HcclSend(nullptr, 0, HCCL_DATA_TYPE_FP32, 1 - r, comm, s), HCCL_SUCCESS);
 
     // Rank 0 gives nothing (no send buffer), rank 1 gives 3 elements.
-    const uint64_t counts[kRanks] = {0, 3}, displs[kRanks] = {0, 0};
+    const uint64_t counts[kBadInputRanks] = {0, 3}, displs[kBadInputRanks] = {0, 0};
     DeviceBuffer in(64), out(64);
     in.upload(std::vector<int32_t>{10 * r + 1, 10 * r + 2, 10 * r + 3});
     ASSERT_HCCL_OK(HcclAllGatherV(r == 0 ? nullptr : in.get(), counts[r], out.get(), counts,
@@ -90,7 +90,7 @@ TEST_F(HcclBadInputTest, ZeroCountsOfTheVariableCollectives) {
     // Rank 0 receives nothing (no receive buffer), rank 1 the sum of both ranks' 3.
     DeviceBuffer reduced(64);
     in.upload(std::vector<int32_t>{0, 0, 0, 100 * r + 1, 100 * r + 2, 100 * r + 3});
-    const uint64_t sendDispls[kRanks] = {0, 3};
+    const uint64_t sendDispls[kBadInputRanks] = {0, 3};
     ASSERT_HCCL_OK(HcclReduceScatterV(in.get(), counts, sendDispls,
                                       r == 0 ? nullptr : reduced.get(), counts[r],
                                       HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, comm, s));
@@ -100,7 +100,7 @@ TEST_F(HcclBadInputTest, ZeroCountsOfTheVariableCollectives) {
     }
 
     // All-to-all-vc: rank 0 sends nothing (no send buffer); rank 1 sends 2 to each rank.
-    const uint64_t matrix[kRanks * kRanks] = {0, 0, 2, 2};
+    const uint64_t matrix[kBadInputRanks * kBadInputRanks] = {0, 0, 2, 2};
     DeviceBuffer got(64);
     in.upload(std::vector<int32_t>{7, 8, 9, 10});
     ASSERT_HCCL_OK(HcclAlltoAllVC(r == 0 ? nullptr : in.get(), matrix, HCCL_DATA_TYPE_INT32,
@@ -137,13 +137,13 @@ TEST_F(HcclBadInputTest, HostMemoryNoDeviceCanReachIsRefusedNamingTheParameter) 
     }
     EXPECT_HCCL(HcclScatter(p, h, 4, fp32, 0, comm, s), HCCL_E_PARA, "parameter recvBuf");
     EXPECT_HCCL(HcclAlltoAll(h, 4, fp32, p, 4, fp32, comm, s), HCCL_E_PARA, "parameter sendBuf");
-    const uint64_t counts[kRanks] = {4, 4}, displs[kRanks] = {0, 4};
+    const uint64_t counts[kBadInputRanks] = {4, 4}, displs[kBadInputRanks] = {0, 4};
     EXPECT_HCCL(HcclAlltoAllV(p, counts, displs, fp32, h, counts, displs, fp32, comm, s),
                 HCCL_E_PARA, "parameter recvBuf");
-    const uint64_t matrix[kRanks * kRanks] = {1, 1, 1, 1};
+    const uint64_t matrix[kBadInputRanks * kBadInputRanks] = {1, 1, 1, 1};
     EXPECT_HCCL(HcclAlltoAllVC(h, matrix, fp32, p, fp32, comm, s), HCCL_E_PARA,
                 "parameter sendBuf");
-    const uint64_t mine[kRanks] = {4, 4};
+    const uint64_t mine[kBadInputRanks] = {4, 4};
     EXPECT_HCCL(HcclAllGatherV(h, 4, p, mine, displs, fp32, comm, s), HCCL_E_PARA,
                 "parameter sendBuf");
     EXPECT_HCCL(HcclReduceScatterV(p, mine, displs, h, 4, fp32, sum, comm, s), HCCL_E_PARA,

@@ -12,13 +12,13 @@ namespace {
 using hccl_test::DeviceBuffer;
 using hccl_test::runRanks;
 
-constexpr int kRanks = 4;
+constexpr int kExtraRanks = 4;
 
 class HcclExtraTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    int32_t devices[kRanks] = {0, 1, 2, 3};
-    ASSERT_HCCL_OK(HcclCommInitAll(kRanks, devices, comms_));
+    int32_t devices[kExtraRanks] = {0, 1, 2, 3};
+    ASSERT_HCCL_OK(HcclCommInitAll(kExtraRanks, devices, comms_));
   }
   void TearDown() override {
     for (HcclComm c : comms_) {
@@ -27,25 +27,25 @@ class HcclExtraTest : public ::testing::Test {
       }
     }
   }
-  HcclComm comms_[kRanks] = {};
+  HcclComm comms_[kExtraRanks] = {};
 };
 
 // Every rank holds the same matrix: rank i sends (i + 2 * j) % 5 + 1 elements to rank j,
 // odd counts that differ by pair, packed in rank order on both sides.
 TEST_F(HcclExtraTest, AlltoAllVCFollowsTheMatrix) {
-  uint64_t matrix[kRanks][kRanks];
-  for (int i = 0; i < kRanks; ++i) {
-    for (int j = 0; j < kRanks; ++j) matrix[i][j] = static_cast<uint64_t>((i + 2 * j) % 5 + 1);
+  uint64_t matrix[kExtraRanks][kExtraRanks];
+  for (int i = 0; i < kExtraRanks; ++i) {
+    for (int j = 0; j < kExtraRanks; ++j) matrix[i][j] = static_cast<uint64_t>((i + 2 * j) % 5 + 1);
   }
-  runRanks(kRanks, [&](int r) {
+  runRanks(kExtraRanks, [&](int r) {
     aclrtStream s = nullptr;
     ASSERT_ACL_OK(aclrtCreateStream(&s));
     std::vector<int32_t> in;
-    for (int j = 0; j < kRanks; ++j) {
+    for (int j = 0; j < kExtraRanks; ++j) {
       for (uint64_t k = 0; k < matrix[r][j]; ++k) in.push_back(1000 * r + 100 * j + int(k));
     }
     std::size_t received = 0;
-    for (int j = 0; j < kRanks; ++j) received += matrix[j][r];
+    for (int j = 0; j < kExtraRanks; ++j) received += matrix[j][r];
     DeviceBuffer send(in.size() * 4), recv(received * 4);
     send.upload(in);
     ASSERT_HCCL_OK(HcclAlltoAllVC(send.get(), matrix, HCCL_DATA_TYPE_INT32, recv.get(),
@@ -53,7 +53,7 @@ TEST_F(HcclExtraTest, AlltoAllVCFollowsTheMatrix) {
     ASSERT_ACL_OK(aclrtSynchronizeStream(s));
     const auto got = recv.download<int32_t>(received);
     std::size_t at = 0;
-    for (int j = 0; j < kRanks; ++j) {
+    for (int j = 0; j < kExtraRanks; ++j) {
       for (uint64_t k = 0; k < matrix[j][r]; ++k, ++at) {
         ASSERT_EQ(got[at], 1000 * j + 100 * r + int(k)) << "rank " << r << " from " << j;
       }
@@ -66,7 +66,7 @@ TEST_F(HcclExtraTest, AlltoAllVCRefusesBadArguments) {
   aclrtStream s = nullptr;
   ASSERT_ACL_OK(aclrtSetDevice(0));
   ASSERT_ACL_OK(aclrtCreateStream(&s));
-  uint64_t matrix[kRanks * kRanks] = {};
+  uint64_t matrix[kExtraRanks * kExtraRanks] = {};
   int buf = 0;
   EXPECT_HCCL(HcclAlltoAllVC(&buf, nullptr, HCCL_DATA_TYPE_INT32, &buf, HCCL_DATA_TYPE_INT32,
                              comms_[0], s), HCCL_E_PTR, "sendCountMatrix");
@@ -79,7 +79,7 @@ TEST_F(HcclExtraTest, AlltoAllVCRefusesBadArguments) {
 // allocations, tell the communicator, and run a collective on buffers that span two
 // mappings.
 TEST_F(HcclExtraTest, AllReduceOnReservedAndMappedMemory) {
-  runRanks(kRanks, [&](int r) {
+  runRanks(kExtraRanks, [&](int r) {
     aclrtPhysicalMemProp prop = {ACL_MEM_HANDLE_TYPE_NONE, ACL_MEM_ALLOCATION_TYPE_PINNED,
                                  ACL_HBM_MEM_HUGE,
                                  {static_cast<uint32_t>(r), ACL_MEM_LOCATION_TYPE_DEVICE}, 0};
@@ -237,7 +237,7 @@ TEST_F(HcclExtraTest, SuspendResumeStatusAndStateCallbacks) {
     ASSERT_HCCL_OK(HcclCommDestroy(c));
     c = nullptr;
   }
-  EXPECT_EQ(calls.seen.size(), 2u + 2 * kRanks);
+  EXPECT_EQ(calls.seen.size(), 2u + 2 * kExtraRanks);
   EXPECT_EQ(calls.seen[2].second, HCCL_COMM_STATE_PHASE_DESTROY_PRE);
   EXPECT_EQ(calls.seen[3].second, HCCL_COMM_STATE_PHASE_DESTROY_POST);
   // Replaced by a registration that records nothing more into `calls`.

@@ -22,13 +22,6 @@ struct Child {
   std::string outPath, errPath;
 };
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // fork + exec with stdout/stderr redirected to files and `env` added.
 Child spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
             const std::string& dir, int index) {
@@ -98,6 +91,13 @@ std::string makeTempDir() {
 }
 
 }  // namespace
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 int JobResult::exitCode() const {
   for (int c : exitCodes) {

@@ -27,8 +27,16 @@ struct JobResult {
 JobResult runRanks(const std::string& program, int nranks, const std::vector<std::string>& args,
                    const std::map<std::string, std::string>& extraEnv = {}, int timeoutS = 90);
 
+/// Runs `nranks` processes of the cohort-perf under test with `args`.
+inline JobResult runPerf(int nranks, const std::vector<std::string>& args) {
+  return runRanks(COHORT_PERF_BIN, nranks, args);
+}
+
 /// Runs `/bin/sh -c command`, capturing stdout and stderr.
 JobResult runShell(const std::string& command, int timeoutS = 90);
+
+/// The whole file at `path` ("" when it cannot be read).
+std::string readFile(const std::string& path);
 
 /// The lines of `text` (without the newlines).
 std::vector<std::string> splitLines(const std::string& text);

@@ -9,10 +9,6 @@
 namespace cohort::perf::test {
 namespace {
 
-JobResult runPerf(int nranks, const std::vector<std::string>& args) {
-  return runRanks(COHORT_PERF_BIN, nranks, args);
-}
-
 TEST(PerfOutput, AllreduceTwoRanksMatchesThePeersFormat) {
   const JobResult job = runPerf(2, {"allreduce", "-b", "1K", "-e", "64K"});
   ASSERT_EQ(job.exitCode(), 0) << job.allErrors();

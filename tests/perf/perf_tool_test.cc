@@ -19,20 +19,9 @@
 namespace cohort::perf::test {
 namespace {
 
-JobResult runPerf(int nranks, const std::vector<std::string>& args) {
-  return runRanks(COHORT_PERF_BIN, nranks, args);
-}
-
 std::string tempPath(const std::string& name) {
   return (::testing::TempDir().empty() ? std::string("/tmp/") : ::testing::TempDir()) +
          "cohort_perf_" + std::to_string(getpid()) + "_" + name;
-}
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // Minimal XML well-formedness: every element opened is closed in order.

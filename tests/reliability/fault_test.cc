@@ -16,7 +16,6 @@ namespace {
 using namespace std::chrono_literals;
 
 const std::string kLoop64M = std::to_string(64u << 20);
-constexpr int kRemoteError = 17, kTimeout = 9;
 
 class RunningJobFault : public ::testing::TestWithParam<std::string> {
  protected:

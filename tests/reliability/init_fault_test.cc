@@ -20,9 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr int kOutOfMemory = 4, kTimeout = 9, kVersionMismatch = 13, kRemoteError = 17,
-              kMismatch = 24;
-
 // Rank 0 serves the job's store: if it exited at once after failing, the others
 // would lose the store before finding their own error. A failed rank stays up a
 // while, as one that reports and waits for its launcher to stop the job.

@@ -11,7 +11,16 @@
 #include <string>
 #include <vector>
 
+#include "cohort/status.h"
+
 namespace cohort::testing {
+
+/// A fault worker exits with the code of the error its rank failed with.
+constexpr int kOutOfMemory = static_cast<int>(ErrorCode::kOutOfMemory);
+constexpr int kTimeout = static_cast<int>(ErrorCode::kTimeout);
+constexpr int kVersionMismatch = static_cast<int>(ErrorCode::kVersionMismatch);
+constexpr int kRemoteError = static_cast<int>(ErrorCode::kRemoteError);
+constexpr int kMismatch = static_cast<int>(ErrorCode::kMismatch);
 
 using Clock = std::chrono::steady_clock;
 using Seconds = std::chrono::duration<double>;

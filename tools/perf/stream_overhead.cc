@@ -18,10 +18,6 @@ namespace rt = cohort::runtime;
 namespace {
 constexpr int kMinCalls = 1000;
 constexpr int kWarmupCalls = 50;
-
-double nowSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 }  // namespace
 
 Status Sweep::measureStreamOverhead(StreamOverhead* out) {

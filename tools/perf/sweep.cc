@@ -10,11 +10,11 @@ namespace cohort::perf {
 
 namespace rt = cohort::runtime;
 
-namespace {
-
 double nowSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+namespace {
 
 std::string blockName(const CaseSpec& s) {
   std::string name = peerName(s.coll);

@@ -14,6 +14,9 @@
 
 namespace cohort::perf {
 
+/// Seconds on the steady clock, for timing loops.
+double nowSeconds();
+
 /// Called on every rank; only rank 0 prints.
 class SweepListener {
  public:

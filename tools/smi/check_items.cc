@@ -24,15 +24,7 @@ namespace cohort::smi {
 
 namespace {
 
-CheckItem ok(std::string name, std::string detail) {
-  return CheckItem{std::move(name), CheckStatus::kOk, std::move(detail), ""};
-}
-
-CheckItem fail(std::string name, std::string detail, std::string fix) {
-  return CheckItem{std::move(name), CheckStatus::kFail, std::move(detail), std::move(fix)};
-}
-
-std::string mib(std::uint64_t bytes) { return fmt::format("{} MiB", bytes >> 20); }
+std::string mibText(std::uint64_t bytes) { return fmt::format("{} MiB", bytes >> 20); }
 
 // Descriptors of one rank: the store, memory segments, logs and the like, plus
 // the sockets to every peer (tcp to other machines; shm peers need none after
@@ -99,15 +91,15 @@ CheckItem checkShm(const std::string& dir, std::uint64_t jobMemory) {
   unlink(probe.c_str());
   const std::uint64_t free = static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
   const std::uint64_t total = static_cast<std::uint64_t>(st.f_blocks) * st.f_frsize;
-  const std::string detail = fmt::format("{} free of {}", mib(free), mib(total));
+  const std::string detail = fmt::format("{} free of {}", mibText(free), mibText(total));
   if (jobMemory == 0) return ok(dir, detail + " (give --job-memory to compare with the job)");
   if (free < jobMemory) {
-    return fail(dir, fmt::format("{}, the job maps {}", detail, mib(jobMemory)),
+    return fail(dir, fmt::format("{}, the job maps {}", detail, mibText(jobMemory)),
                 fmt::format("enlarge it (mount -o remount,size={}M {}; containers: --shm-size) "
                             "or map less (COHORT_DEVICE_MEMORY, fewer ranks)",
                             (total + jobMemory - free + (1u << 20) - 1) >> 20, dir));
   }
-  return ok(dir, fmt::format("{}, the job maps {}", detail, mib(jobMemory)));
+  return ok(dir, fmt::format("{}, the job maps {}", detail, mibText(jobMemory)));
 }
 
 std::vector<CheckItem> checkLimits(int ranks, int localRanks, int socketsPerPeer) {

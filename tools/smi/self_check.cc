@@ -18,14 +18,6 @@ namespace cohort::smi {
 
 namespace {
 
-CheckItem ok(std::string name, std::string detail) {
-  return CheckItem{std::move(name), CheckStatus::kOk, std::move(detail), ""};
-}
-
-CheckItem fail(std::string name, std::string detail, std::string fix) {
-  return CheckItem{std::move(name), CheckStatus::kFail, std::move(detail), std::move(fix)};
-}
-
 bool isLocal(const std::string& address, const std::set<std::string>& local) {
   return !address.empty() && (local.count(address) != 0 || address.rfind("127.", 0) == 0);
 }

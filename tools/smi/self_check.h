@@ -15,6 +15,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cohort::smi {
@@ -35,6 +36,14 @@ struct CheckItem {
   std::string detail;
   std::string fix;  ///< empty for OK and WARN
 };
+
+inline CheckItem ok(std::string name, std::string detail) {
+  return CheckItem{std::move(name), CheckStatus::kOk, std::move(detail), ""};
+}
+
+inline CheckItem fail(std::string name, std::string detail, std::string fix) {
+  return CheckItem{std::move(name), CheckStatus::kFail, std::move(detail), std::move(fix)};
+}
 
 /// Every item, in the order of the file comment.
 std::vector<CheckItem> runSelfCheck(const CheckOptions& options);

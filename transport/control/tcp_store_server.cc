@@ -20,14 +20,14 @@
 namespace cohort::transport {
 
 namespace asio = boost::asio;
-using asio::ip::tcp;
+namespace ip = asio::ip;  // not `using ip::tcp`: cohort::transport::tcp is a namespace
 using boost::system::error_code;
 using control::ServerState;
 using control::StoreSession;
 
 namespace {
 
-std::string endpointText(const tcp::endpoint& e) {
+std::string endpointText(const ip::tcp::endpoint& e) {
   const std::string host = e.address().to_string();
   return e.address().is_v6() ? fmt::format("[{}]:{}", host, e.port())
                              : fmt::format("{}:{}", host, e.port());
@@ -68,11 +68,11 @@ class ServerImpl : public TcpStoreServer {
                        "address",
                        options.bindAddress);
     }
-    const tcp::endpoint endpoint(address, static_cast<unsigned short>(options.port));
+    const ip::tcp::endpoint endpoint(address, static_cast<unsigned short>(options.port));
     acceptor_.open(endpoint.protocol(), ec);
     // SO_REUSEADDR lets a restarted root reuse its port past TIME_WAIT; two live
     // listeners on one port remain impossible on Linux.
-    if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor_.set_option(ip::tcp::acceptor::reuse_address(true), ec);
     if (!ec) acceptor_.bind(endpoint, ec);
     if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
     if (ec) {
@@ -98,7 +98,7 @@ class ServerImpl : public TcpStoreServer {
 
  private:
   void accept() {
-    acceptor_.async_accept([this](const error_code& ec, tcp::socket socket) {
+    acceptor_.async_accept([this](const error_code& ec, ip::tcp::socket socket) {
       if (ec == asio::error::operation_aborted || stopping_) return;
       if (ec) {
         // Out of descriptors and the like: log, back off, keep serving.
@@ -114,15 +114,15 @@ class ServerImpl : public TcpStoreServer {
     });
   }
 
-  void admit(tcp::socket socket) {
+  void admit(ip::tcp::socket socket) {
     error_code ec;
-    const tcp::endpoint remote = socket.remote_endpoint(ec);
+    const ip::tcp::endpoint remote = socket.remote_endpoint(ec);
     if (ec) {  // reset before it could be checked
       state_.refused.fetch_add(1);
       COHORT_LOG(kWarn, "store", "refused a connection gone before admission: {}", ec.message());
       return;
     }
-    socket.set_option(tcp::no_delay(true), ec);
+    socket.set_option(ip::tcp::no_delay(true), ec);
     const std::uint64_t id = nextId_++;
     auto session =
         std::make_shared<StoreSession>(state_, std::move(socket), id, endpointText(remote));
@@ -139,7 +139,7 @@ class ServerImpl : public TcpStoreServer {
 
   asio::io_context io_;  // first: destroyed last
   ServerState state_;
-  tcp::acceptor acceptor_{io_};
+  ip::tcp::acceptor acceptor_{io_};
   asio::steady_timer retry_{io_};
   control::Whitelist whitelist_;
   std::map<std::uint64_t, std::shared_ptr<StoreSession>> sessions_;
