@@ -35,6 +35,8 @@
 //   kConnectionError     507056  ACL_ERROR_RT_LINK_ERROR
 //   kMismatch            500001  ACL_ERROR_FAILURE
 //   kNotSupported        207000  ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+//   kCaptured            107030  ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT   an unsafe call during a capture
+//                        107027  ACL_ERROR_RT_STREAM_CAPTURED  (kStreamSync: the stream captures)
 #include "acl/error_map.h"
 
 namespace cohort::acl {
@@ -95,6 +97,9 @@ aclError toAclError(ErrorCode code, Site site) {
       return ACL_ERROR_FAILURE;
     case ErrorCode::kNotSupported:
       return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+    case ErrorCode::kCaptured:
+      return site == Site::kStreamSync ? ACL_ERROR_RT_STREAM_CAPTURED
+                                       : ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;
   }
   return ACL_ERROR_INTERNAL_ERROR;
 }

@@ -37,6 +37,18 @@ Outcome waitWithTimeout(const char* fn, aclrtStream stream, aclrtEvent event, lo
                                 seconds > 0 ? seconds * 1000 : -1);
 }
 
+// The EXTERNAL flags tie a captured model to the streams outside it: they need a
+// capturing stream.
+Outcome needCapture(const char* fn, aclrtStream stream, const char* flag) {
+  rt::CaptureDescription capture;
+  ACL_RETURN_IF_FAILED(withName(fn, rt::captureDescribe(toStream(stream), &capture)));
+  if (capture.status == rt::CaptureStatus::kNone) {
+    return failure(ACL_ERROR_RT_STREAM_NOT_CAPTURED, ErrorCode::kInvalidUsage, fn,
+                   "{} is for a stream that captures a model, and this one does not", flag);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 aclError aclrtCreateEventExWithFlag(aclrtEvent* event, uint32_t flag) {
@@ -68,16 +80,17 @@ aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t
   const char* fn = "aclrtRecordEventWithFlag";
   return apiCall(fn, [&]() -> Outcome {
     if (event == nullptr) return nullArgument(fn, "event");
-    if (flag == ACL_EVENT_RECORD_EXTERNAL) {
-      return unsupportedCase(fn, "ACL_EVENT_RECORD_EXTERNAL belongs to graph capture");
-    }
-    if (flag != ACL_EVENT_RECORD_DEFAULT) {
+    if (flag != ACL_EVENT_RECORD_DEFAULT && flag != ACL_EVENT_RECORD_EXTERNAL) {
       return invalidArgument(fn,
                              "flag {} is neither ACL_EVENT_RECORD_DEFAULT (0) nor "
                              "ACL_EVENT_RECORD_EXTERNAL (1)",
                              flag);
     }
     ACL_RETURN_IF_FAILED(needStream(fn, stream));
+    if (flag == ACL_EVENT_RECORD_EXTERNAL) {
+      ACL_RETURN_IF_FAILED(needCapture(fn, stream, "ACL_EVENT_RECORD_EXTERNAL"));
+      return rt::eventRecordExternal(toEvent(event), toStream(stream));
+    }
     return rt::eventRecord(toEvent(event), toStream(stream));
   });
 }
@@ -97,14 +110,15 @@ aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint
                                       uint32_t flag) {
   const char* fn = "aclrtStreamWaitEventWithFlag";
   return apiCall(fn, [&]() -> Outcome {
-    if (flag == ACL_EVENT_WAIT_EXTERNAL) {
-      return unsupportedCase(fn, "ACL_EVENT_WAIT_EXTERNAL belongs to graph capture");
-    }
-    if (flag != ACL_EVENT_WAIT_DEFAULT) {
+    if (flag != ACL_EVENT_WAIT_DEFAULT && flag != ACL_EVENT_WAIT_EXTERNAL) {
       return invalidArgument(fn,
                              "flag {} is neither ACL_EVENT_WAIT_DEFAULT (0) nor "
                              "ACL_EVENT_WAIT_EXTERNAL (1)",
                              flag);
+    }
+    if (flag == ACL_EVENT_WAIT_EXTERNAL) {
+      ACL_RETURN_IF_FAILED(needStream(fn, stream));
+      ACL_RETURN_IF_FAILED(needCapture(fn, stream, "ACL_EVENT_WAIT_EXTERNAL"));
     }
     return waitWithTimeout(fn, stream, event, static_cast<long>(timeout));
   });

@@ -1,33 +1,206 @@
-// Model run instances (captured or built task graphs), dump configuration and
-// process snapshots (acl/acl_rt_kernel.h): features Cohort does not implement.
-// Every entry point answers "not supported" without looking at its arguments.
+// Model run instances (acl/acl_rt_kernel.h): stream capture into a model and its
+// launch, over the runtime's captures (cohort/runtime.h). Built models
+// (aclmdlRIBuild*), conditional and updatable tasks, dump configuration and process
+// snapshots are features Cohort does not implement: those entry points answer "not
+// supported" without looking at their arguments.
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "acl/acl.h"
+#include "acl/entry_names.h"
 #include "acl/unsupported.h"
+#include "common/log.h"
 
 namespace {
 
 using cohort::acl::notSupported;
 
 constexpr const char* kNoModelRI =
-    "Cohort does not capture or build model run instances: streams run their tasks as "
-    "they are queued";
+    "Cohort records models by stream capture only (aclmdlRICaptureBegin/End); built, "
+    "conditional and updatable models are not implemented";
 constexpr const char* kNoDump = "Cohort runs no models or operators whose data could be dumped";
 constexpr const char* kNoSnapshot = "Cohort cannot back up or restore a process's devices";
 
 aclError noModel(const char* function) { return notSupported(function, kNoModelRI); }
 
+rt::Model* toModel(aclmdlRI model) { return static_cast<rt::Model*>(model); }
+
+bool knownMode(aclmdlRICaptureMode mode) {
+  return mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL ||
+         mode == ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL ||
+         mode == ACL_MODEL_RI_CAPTURE_MODE_RELAXED;
+}
+
+// The runtime's modes have ACL's numbers.
+rt::CaptureMode toMode(aclmdlRICaptureMode mode) { return static_cast<rt::CaptureMode>(mode); }
+
+// kInvalidUsage from a model call means the model is still being captured.
+Outcome modelOutcome(const char* fn, const Status& st) {
+  if (st.code() == ErrorCode::kInvalidUsage) {
+    return Outcome(ACL_ERROR_RT_MODEL_CAPTURED, withName(fn, st));
+  }
+  return withName(fn, st);
+}
+
 }  // namespace
 
-aclError aclmdlRICaptureBegin(aclrtStream, aclmdlRICaptureMode) {
-  return noModel("aclmdlRICaptureBegin");
+aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode) {
+  const char* fn = "aclmdlRICaptureBegin";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    ACL_RETURN_IF_FAILED(needStream(fn, stream));
+    if (!knownMode(mode)) return invalidArgument(fn, "mode {} is not a capture mode", mode);
+    rt::CaptureDescription capture;
+    ACL_RETURN_IF_FAILED(withName(fn, rt::captureDescribe(toStream(stream), &capture)));
+    if (capture.status != rt::CaptureStatus::kNone) {
+      return failure(ACL_ERROR_RT_STREAM_CAPTURED, ErrorCode::kCaptured, fn,
+                     "the stream captures already (model {})", capture.modelId);
+    }
+    return withName(fn, rt::captureBegin(toStream(stream), toMode(mode)));
+  });
 }
-aclError aclmdlRICaptureGetInfo(aclrtStream, aclmdlRICaptureStatus*, aclmdlRI*) {
-  return noModel("aclmdlRICaptureGetInfo");
+
+aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus* status,
+                                aclmdlRI* modelRI) {
+  const char* fn = "aclmdlRICaptureGetInfo";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    if (status == nullptr) return nullArgument(fn, "status");
+    if (modelRI == nullptr) return nullArgument(fn, "modelRI");
+    ACL_RETURN_IF_FAILED(needStream(fn, stream));
+    rt::CaptureDescription capture;
+    ACL_RETURN_IF_FAILED(withName(fn, rt::captureDescribe(toStream(stream), &capture)));
+    rt::Model* model = nullptr;
+    ACL_RETURN_IF_FAILED(withName(fn, rt::captureModel(toStream(stream), &model)));
+    *status = static_cast<aclmdlRICaptureStatus>(capture.status);
+    *modelRI = model;
+    return Status::Ok();
+  });
 }
-aclError aclmdlRICaptureEnd(aclrtStream, aclmdlRI*) { return noModel("aclmdlRICaptureEnd"); }
-aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode*) {
-  return noModel("aclmdlRICaptureThreadExchangeMode");
+
+aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
+  const char* fn = "aclmdlRICaptureEnd";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    if (modelRI == nullptr) return nullArgument(fn, "modelRI");
+    ACL_RETURN_IF_FAILED(needStream(fn, stream));
+    rt::CaptureDescription capture;
+    ACL_RETURN_IF_FAILED(withName(fn, rt::captureDescribe(toStream(stream), &capture)));
+    if (capture.status == rt::CaptureStatus::kNone) {
+      return failure(ACL_ERROR_RT_STREAM_NOT_CAPTURED, ErrorCode::kInvalidUsage, fn,
+                     "the stream does not capture");
+    }
+    if (!capture.origin) {
+      return failure(ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED, ErrorCode::kInvalidUsage, fn,
+                     "the stream joined model {}'s capture through an event; end it on the "
+                     "stream that began it",
+                     capture.modelId);
+    }
+    if (capture.mode != rt::CaptureMode::kRelaxed && !capture.beganHere) {
+      return failure(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD, ErrorCode::kInvalidUsage, fn,
+                     "model {}'s capture began on another thread", capture.modelId);
+    }
+    rt::Model* model = nullptr;
+    const Status ended = rt::captureEnd(toStream(stream), &model);
+    *modelRI = model;
+    if (!ended.ok() && capture.unjoinedLanes > 0) {
+      return Outcome(ACL_ERROR_RT_STREAM_UNJOINED, withName(fn, ended));
+    }
+    return withName(fn, ended);
+  });
 }
+
+aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode* mode) {
+  const char* fn = "aclmdlRICaptureThreadExchangeMode";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    if (mode == nullptr) return nullArgument(fn, "mode");
+    if (!knownMode(*mode)) return invalidArgument(fn, "mode {} is not a capture mode", *mode);
+    rt::CaptureMode exchanged = toMode(*mode);
+    ACL_RETURN_IF_FAILED(withName(fn, rt::captureExchangeMode(&exchanged)));
+    *mode = static_cast<aclmdlRICaptureMode>(exchanged);
+    return Status::Ok();
+  });
+}
+
+aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
+  const char* fn = "aclmdlRIExecuteAsync";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    if (modelRI == nullptr) return nullArgument(fn, "modelRI");
+    ACL_RETURN_IF_FAILED(needStream(fn, stream));
+    return modelOutcome(fn, rt::modelLaunch(toModel(modelRI), toStream(stream)));
+  });
+}
+
+aclError aclmdlRIExecute(aclmdlRI modelRI, int32_t timeout) {
+  const char* fn = "aclmdlRIExecute";
+  return apiCall(fn, Site::kStreamSync, [&]() -> Outcome {
+    if (modelRI == nullptr) return nullArgument(fn, "modelRI");
+    if (timeout < -1) return badTimeout(fn, timeout);
+    ACL_RETURN_IF_FAILED(requireDevice(fn));
+    // On a stream of its own, so that the wait covers the model's work alone.
+    rt::Stream* stream = nullptr;
+    ACL_RETURN_IF_FAILED(withName(fn, rt::streamCreate(&stream)));
+    Outcome result = modelOutcome(fn, rt::modelLaunch(toModel(modelRI), stream));
+    if (result.ok()) result = withName(fn, rt::streamSynchronize(stream, timeout));
+    (void)rt::streamDestroy(stream);
+    return result;
+  });
+}
+
+aclError aclmdlRIDestroy(aclmdlRI modelRI) {
+  const char* fn = "aclmdlRIDestroy";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    if (modelRI == nullptr) return nullArgument(fn, "modelRI");
+    return modelOutcome(fn, rt::modelDestroy(toModel(modelRI)));
+  });
+}
+
+aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t* modelRIId) {
+  const char* fn = "aclmdlRIGetId";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    if (modelRI == nullptr) return nullArgument(fn, "modelRI");
+    if (modelRIId == nullptr) return nullArgument(fn, "modelRIId");
+    rt::ModelDescription d;
+    ACL_RETURN_IF_FAILED(withName(fn, rt::modelDescribe(toModel(modelRI), &d)));
+    *modelRIId = d.id;
+    return Status::Ok();
+  });
+}
+
+aclError aclmdlRIDebugPrint(aclmdlRI modelRI) {
+  const char* fn = "aclmdlRIDebugPrint";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    if (modelRI == nullptr) return nullArgument(fn, "modelRI");
+    rt::ModelDescription d;
+    ACL_RETURN_IF_FAILED(withName(fn, rt::modelDescribe(toModel(modelRI), &d)));
+    COHORT_LOG(kInfo, "acl", "model {}: {} task(s) on {} stream(s)", d.id, d.tasks.size(),
+               d.lanes);
+    for (std::size_t i = 0; i < d.tasks.size(); ++i) {
+      COHORT_LOG(kInfo, "acl", "model {} task {}: {} on stream {}", d.id, i, d.tasks[i].kind,
+                 d.tasks[i].lane);
+    }
+    return Status::Ok();
+  });
+}
+
+aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char* path, uint32_t flags) {
+  const char* fn = "aclmdlRIDebugJsonPrint";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    if (modelRI == nullptr) return nullArgument(fn, "modelRI");
+    if (path == nullptr) return nullArgument(fn, "path");
+    (void)flags;  // every flag asks for more detail than Cohort records
+    rt::ModelDescription d;
+    ACL_RETURN_IF_FAILED(withName(fn, rt::modelDescribe(toModel(modelRI), &d)));
+    nlohmann::json tasks = nlohmann::json::array();
+    for (std::size_t i = 0; i < d.tasks.size(); ++i) {
+      tasks.push_back({{"index", i}, {"type", d.tasks[i].kind}, {"stream", d.tasks[i].lane}});
+    }
+    const nlohmann::json doc = {{"model_id", d.id}, {"streams", d.lanes}, {"tasks", tasks}};
+    std::ofstream out(path);
+    if (!(out << doc.dump(2) << '\n')) {
+      return failure(ACL_ERROR_WRITE_FILE, ErrorCode::kSystemError, fn, "cannot write {}", path);
+    }
+    return Status::Ok();
+  });
+}
+
 aclError aclmdlRICaptureToModelRIBegin(aclrtStream, aclmdlRI, aclmdlRICaptureMode) {
   return noModel("aclmdlRICaptureToModelRIBegin");
 }
@@ -48,23 +221,15 @@ aclError aclmdlRIBindStream(aclmdlRI, aclrtStream, uint32_t) {
 aclError aclmdlRIEndTask(aclmdlRI, aclrtStream) { return noModel("aclmdlRIEndTask"); }
 aclError aclmdlRIBuildEnd(aclmdlRI, void*) { return noModel("aclmdlRIBuildEnd"); }
 aclError aclmdlRIUnbindStream(aclmdlRI, aclrtStream) { return noModel("aclmdlRIUnbindStream"); }
-aclError aclmdlRIExecute(aclmdlRI, int32_t) { return noModel("aclmdlRIExecute"); }
-aclError aclmdlRIExecuteAsync(aclmdlRI, aclrtStream) { return noModel("aclmdlRIExecuteAsync"); }
 aclError aclmdlRIAbort(aclmdlRI) { return noModel("aclmdlRIAbort"); }
-aclError aclmdlRIDestroy(aclmdlRI) { return noModel("aclmdlRIDestroy"); }
 aclError aclmdlRIUpdate(aclmdlRI) { return noModel("aclmdlRIUpdate"); }
 aclError aclmdlRISetName(aclmdlRI, const char*) { return noModel("aclmdlRISetName"); }
 aclError aclmdlRIGetName(aclmdlRI, uint32_t, char*) { return noModel("aclmdlRIGetName"); }
-aclError aclmdlRIGetId(aclmdlRI, uint32_t*) { return noModel("aclmdlRIGetId"); }
 aclError aclmdlRIGetStreams(aclmdlRI, aclrtStream*, uint32_t*) {
   return noModel("aclmdlRIGetStreams");
 }
 aclError aclmdlRIGetTasksByStream(aclrtStream, aclmdlRITask*, uint32_t*) {
   return noModel("aclmdlRIGetTasksByStream");
-}
-aclError aclmdlRIDebugPrint(aclmdlRI) { return noModel("aclmdlRIDebugPrint"); }
-aclError aclmdlRIDebugJsonPrint(aclmdlRI, const char*, uint32_t) {
-  return noModel("aclmdlRIDebugJsonPrint");
 }
 aclError aclmdlRIDestroyRegisterCallback(aclmdlRI, aclrtCallback, void*) {
   return noModel("aclmdlRIDestroyRegisterCallback");

@@ -76,7 +76,7 @@ transport::Bytes encodeNote(const Status& s) {
 bool decodeNote(const transport::Bytes& note, Status* out) {
   if (note.size() < 2) return false;
   const int code = note[0] | (note[1] << 8);
-  if (code <= 0 || code > static_cast<int>(ErrorCode::kNotSupported)) return false;
+  if (code <= 0 || code > static_cast<int>(kLastErrorCode)) return false;
   *out = Status(static_cast<ErrorCode>(code),
                 std::string(note.begin() + 2, note.begin() + static_cast<std::ptrdiff_t>(
                                                            std::min(note.size(), kMaxNoteText + 2))));

@@ -155,6 +155,16 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   log::RankScope logAs(rank);
   trace::Span span("enqueue", collName(op.coll));
   COHORT_RETURN_IF_ERROR(validate(op, stream));
+  if (runtime::captureActive()) {
+    runtime::CaptureDescription capture;
+    if (runtime::captureDescribe(stream, &capture).ok() &&
+        capture.status != runtime::CaptureStatus::kNone) {
+      return makeError(ErrorCode::kNotSupported,
+                       "{}: the stream captures model {}; Cohort cannot record collectives in a "
+                       "captured model yet (queue them outside the capture)",
+                       collName(op.coll), capture.modelId);
+    }
+  }
   if (tGroupDepth > 0) {
     tGroup.push_back(Pending{this, std::move(op), stream});
     return Status::Ok();

@@ -33,6 +33,7 @@ const char* errorString(ErrorCode code) {
     case ErrorCode::kConnectionError: return "connection error";
     case ErrorCode::kMismatch: return "mismatched operation";
     case ErrorCode::kNotSupported: return "not supported";
+    case ErrorCode::kCaptured: return "not allowed during a stream capture";
   }
   return "unknown error";
 }

@@ -33,6 +33,7 @@
 //   kConnectionError   HCCL_E_TCP_CONNECT   connect or handshake failed
 //   kMismatch          HCCL_E_PARA          ranks called with different arguments (EI0005)
 //   kNotSupported      HCCL_E_NOT_SUPPORT
+//   kCaptured          HCCL_E_NOT_SUPPORT   a call a captured stream cannot record
 #include "hccl/result_map.h"
 
 namespace cohort::hccl {
@@ -77,6 +78,7 @@ HcclResult toHcclResult(ErrorCode code) {
     case ErrorCode::kConnectionError:
       return HCCL_E_TCP_CONNECT;
     case ErrorCode::kNotSupported:
+    case ErrorCode::kCaptured:
       return HCCL_E_NOT_SUPPORT;
   }
   return HCCL_E_INTERNAL;

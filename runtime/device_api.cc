@@ -107,6 +107,7 @@ Status synchronizeStreamsOf(DeviceManager& m, Device* d, long timeoutMs) {
 
 Status synchronizeDevice(long timeoutMs) {
   return apiCall([&](DeviceManager& m) {
+    COHORT_RETURN_IF_ERROR(captureCheckUnsafe("synchronizeDevice"));
     Device* d = nullptr;
     COHORT_RETURN_IF_ERROR(currentDevice(m, &d));
     return synchronizeStreamsOf(m, d, timeoutMs);

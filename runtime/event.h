@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cohort/runtime.h"
+#include "runtime/capture.h"
 #include "common/wait.h"
 
 namespace cohort::runtime {
@@ -29,6 +30,7 @@ struct EventState {
   Clock::time_point time;
   std::string recordedOn;  // stream name of the latest completion
   std::map<Stream*, int> listeners;  // streams with pending waits on this event, and how many
+  CapturedRecord captured;  // guarded by mu: the latest record, if a capture recorded it
   std::uint32_t id = 0;              // unique in the process (eventDescribe)
   // Waits queued by streamWaitEventFor (timed, not lazy) that have not run or been
   // skipped yet: with listeners, what eventDescribe reports as pending waits.

@@ -183,6 +183,7 @@ Status hostFree(void* ptr) {
 Status memcpy(void* dst, std::size_t destMax, const void* src, std::size_t count,
               MemcpyKind kind) {
   return apiCall([&](DeviceManager& m) {
+    COHORT_RETURN_IF_ERROR(captureCheckUnsafe("memcpy (synchronous)"));
     COHORT_RETURN_IF_ERROR(checkCopy(m, dst, destMax, src, count, kind, "memcpy"));
     if (count > 0) copyBytes(dst, src, count);
     return Status::Ok();
@@ -199,13 +200,14 @@ Status memcpyAsync(void* dst, std::size_t destMax, const void* src, std::size_t 
     s->enqueue([dst, src, count] {
       copyBytes(dst, src, count);
       return Status::Ok();
-    });
+    }, false, "copy");
     return Status::Ok();
   });
 }
 
 Status memset(void* dst, std::size_t destMax, int value, std::size_t count) {
   return apiCall([&](DeviceManager& m) {
+    COHORT_RETURN_IF_ERROR(captureCheckUnsafe("memset (synchronous)"));
     COHORT_RETURN_IF_ERROR(checkSet(m, dst, destMax, count, "memset"));
     if (count > 0) std::memset(dst, value, count);
     return Status::Ok();
@@ -222,7 +224,7 @@ Status memsetAsync(void* dst, std::size_t destMax, int value, std::size_t count,
     s->enqueue([dst, value, count] {
       std::memset(dst, value, count);
       return Status::Ok();
-    });
+    }, false, "set");
     return Status::Ok();
   });
 }

@@ -23,6 +23,17 @@ Stream::Stream(Device* device, int id, bool isDefault)
 }
 
 Stream::~Stream() {
+  int lane = 0;
+  if (std::shared_ptr<CaptureState> c = capture(&lane)) {
+    {
+      std::lock_guard<std::mutex> lock(c->mu);
+      for (Stream*& s : c->lanes) {
+        if (s == this) s = nullptr;
+      }
+      if (c->problem.empty()) c->problem = name_ + " was destroyed while it captured";
+    }
+    if (lane == 0) abandonCapture(c);  // nobody can end it now
+  }
   if (paused_.load(std::memory_order_acquire)) {
     // Stopped: what it holds is dropped, not run.
     std::lock_guard<std::mutex> lock(mu_);
@@ -35,10 +46,19 @@ Stream::~Stream() {
 }
 
 
-std::uint64_t Stream::enqueue(std::function<Status()> task, bool runAfterError) {
+std::uint64_t Stream::enqueue(std::function<Status()> task, bool runAfterError,
+                              const char* kind) {
   std::uint64_t position = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (capture_ != nullptr) {
+      ModelTask recorded;
+      recorded.fn = std::move(task);
+      recorded.runAfterError = runAfterError;
+      recorded.kind = kind;
+      capture_->record(captureLane_, std::move(recorded));
+      return enqueued_.load(std::memory_order_relaxed);
+    }
     Task t;
     t.fn = std::move(task);
     t.runAfterError = runAfterError;
@@ -50,6 +70,45 @@ std::uint64_t Stream::enqueue(std::function<Status()> task, bool runAfterError) 
   }
   workWord_.notifyAll();
   return position;
+}
+
+void Stream::enqueueAll(std::vector<Queued>* tasks) {
+  if (tasks->empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::uint32_t launcher = currentThreadId();
+    for (Queued& q : *tasks) {
+      if (capture_ != nullptr) {
+        ModelTask recorded;
+        recorded.fn = std::move(q.fn);
+        recorded.runAfterError = q.runAfterError;
+        recorded.kind = q.kind;
+        capture_->record(captureLane_, std::move(recorded));
+        continue;
+      }
+      Task t;
+      t.fn = std::move(q.fn);
+      t.runAfterError = q.runAfterError;
+      t.launcher = launcher;
+      noteTaskQueued(*this, enqueued_.load(std::memory_order_relaxed));
+      queue_.push_back(std::move(t));
+      enqueued_.fetch_add(1, std::memory_order_release);
+    }
+  }
+  tasks->clear();
+  workWord_.notifyAll();
+}
+
+std::shared_ptr<CaptureState> Stream::capture(int* lane) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (lane != nullptr) *lane = captureLane_;
+  return capture_;
+}
+
+void Stream::setCapture(std::shared_ptr<CaptureState> capture, int lane) {
+  std::lock_guard<std::mutex> lock(mu_);
+  capture_ = std::move(capture);
+  captureLane_ = lane;
 }
 
 void Stream::enqueueWait(std::shared_ptr<EventState> event, std::uint64_t generation) {
@@ -251,7 +310,19 @@ void Stream::fail(Status status) {
   }
 }
 
+Status Stream::refuseIfCapturing(const char* what) const {
+  if (!captureActive()) return Status::Ok();
+  std::shared_ptr<CaptureState> c = capture();
+  if (c == nullptr) return Status::Ok();
+  const std::string why = fmt::format("{} {} while it captured", name(), what);
+  c->invalidate(why);
+  return makeError(ErrorCode::kCaptured,
+                   "{}: its work is recorded, not run, until the capture ends (the capture is "
+                   "now invalidated)", why);
+}
+
 Status Stream::synchronize(Deadline deadline) {
+  COHORT_RETURN_IF_ERROR(refuseIfCapturing("was synchronized"));
   const std::uint64_t target = enqueued_.load(std::memory_order_acquire);
   const std::uint64_t interruptions = this->interruptions();
   const DoneWaiter waiter(*this, target);
@@ -275,6 +346,7 @@ Status Stream::synchronize(Deadline deadline) {
 }
 
 Status Stream::query() {
+  COHORT_RETURN_IF_ERROR(refuseIfCapturing("was queried"));
   Status s = progressTo(enqueued_.load(std::memory_order_acquire));
   if (s.code() == ErrorCode::kNotReady) return Status(ErrorCode::kNotReady, name() + " has pending work");
   return s;

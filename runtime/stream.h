@@ -11,6 +11,7 @@
 
 #include "cohort/runtime.h"
 #include "common/wait.h"
+#include "runtime/capture.h"
 #include "runtime/event.h"
 
 namespace cohort::runtime {
@@ -30,7 +31,23 @@ class Stream {
   /// tasks are skipped unless `runAfterError` (event records use it so that
   /// waiters on other streams are released and see the error). Returns the
   /// task's position on the stream (0, 1, 2, ... in queueing order).
-  std::uint64_t enqueue(std::function<Status()> task, bool runAfterError = false);
+  /// While the stream captures, the task is recorded into the capture instead
+  /// (`kind` names it in the model) and the position returned is the next one.
+  std::uint64_t enqueue(std::function<Status()> task, bool runAfterError = false,
+                        const char* kind = "task");
+  /// A task for enqueueAll.
+  struct Queued {
+    std::function<Status()> fn;
+    bool runAfterError = false;
+    const char* kind = "task";
+  };
+  /// Queues `tasks` in their order under one lock, waking the worker once (a model's
+  /// launch); empties the vector.
+  void enqueueAll(std::vector<Queued>* tasks);
+  /// The capture this stream records into (null: none), and its lane there.
+  std::shared_ptr<CaptureState> capture(int* lane = nullptr) const;
+  /// Joins (or, null, leaves) a capture on `lane`.
+  void setCapture(std::shared_ptr<CaptureState> capture, int lane);
   /// Later tasks run after a failure too (streamSetFailureMode).
   void setContinueAfterError(bool on) { continueAfterError_.store(on, std::memory_order_relaxed); }
   bool continueAfterError() const { return continueAfterError_.load(std::memory_order_relaxed); }
@@ -81,6 +98,8 @@ class Stream {
     std::uint32_t launcher = 0;  // Linux thread id of the thread that queued it
   };
   void workerLoop();
+  /// kCaptured, invalidating the capture, if the stream captures (`what` it was asked).
+  Status refuseIfCapturing(const char* what) const;
   void fail(Status status);
   Status waitForEvent(const std::shared_ptr<EventState>& event, std::uint64_t generation);
   /// With mu_ held: ok if every task before `target` not yet completed is an
@@ -120,6 +139,8 @@ class Stream {
   std::atomic<std::uint64_t> dropThrough_{0};
   std::atomic<std::uint64_t> interrupts_{0};
   std::atomic<bool> paused_{false};  // stop(): the worker takes no task
+  std::shared_ptr<CaptureState> capture_;  // guarded by mu_
+  int captureLane_ = 0;
   WaitWord workWord_;
   WaitWord doneWord_;
   // The smallest target of the DoneWaiters (kNoWaiter: none), and how many there

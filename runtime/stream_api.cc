@@ -17,6 +17,123 @@ Status needEvent(DeviceManager& m, Event* event, const char* fn) {
   return Status::Ok();
 }
 
+// Queues a record of the event's next generation on s.
+void recordOn(Stream* s, const std::shared_ptr<EventState>& state) {
+  const std::uint64_t generation = state->recorded.fetch_add(1) + 1;
+  s->enqueue([s, state, generation] {
+    state->complete(generation, s->failed() ? s->error() : Status::Ok(), s->name());
+    return Status::Ok();
+  }, /*runAfterError=*/true, "event record");
+}
+
+// Queues on s a wait for the event's latest record, if it has one.
+void waitOn(Stream* s, const std::shared_ptr<EventState>& state) {
+  const std::uint64_t generation = state->recorded.load();
+  if (generation != 0) s->enqueueWait(state, generation);  // never recorded: nothing to wait for
+}
+
+}  // namespace
+
+Status captureEventRecord(Stream* s, const std::shared_ptr<EventState>& state, bool external) {
+  if (state->ipc && s->capture() != nullptr) {
+    return makeError(ErrorCode::kNotSupported,
+                     "eventRecord: {} captures; an IPC event cannot be recorded in a model",
+                     s->name());
+  }
+  int lane = 0;
+  std::shared_ptr<CaptureState> c = s->capture(&lane);
+  if (c == nullptr) {
+    std::lock_guard<std::mutex> lock(state->mu);  // a real record supersedes a captured one
+    state->captured = CapturedRecord{};
+    return Status(ErrorCode::kNotReady, "no capture");
+  }
+  std::size_t laneTask = 0;
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    ModelTask recorded;
+    recorded.issue = [state](Stream* r) {
+      recordOn(r, state);
+      return Status::Ok();
+    };
+    recorded.kind = "event record";
+    c->recordLocked(lane, std::move(recorded));
+    laneTask = c->laneTasks[static_cast<std::size_t>(lane)];
+  }
+  std::lock_guard<std::mutex> lock(state->mu);
+  state->captured = external ? CapturedRecord{} : CapturedRecord{c, lane, laneTask};
+  return Status::Ok();
+}
+
+Status captureEventWait(Stream* s, const std::shared_ptr<EventState>& state) {
+  if (state->ipc && s->capture() != nullptr) {
+    return makeError(ErrorCode::kNotSupported,
+                     "streamWaitEvent: {} captures; a wait on an IPC event cannot be recorded in "
+                     "a model",
+                     s->name());
+  }
+  std::shared_ptr<CaptureState> recordedIn;
+  int recordLane = 0;
+  std::size_t recordTask = 0;
+  {
+    std::lock_guard<std::mutex> lock(state->mu);
+    recordedIn = state->captured.capture.lock();
+    recordLane = state->captured.lane;
+    recordTask = state->captured.laneTask;
+  }
+  if (recordedIn != nullptr && !recordedIn->active.load()) recordedIn.reset();
+  int lane = 0;
+  std::shared_ptr<CaptureState> c = s->capture(&lane);
+  if (c == nullptr && recordedIn == nullptr) return Status(ErrorCode::kNotReady, "no capture");
+  if (c != nullptr && recordedIn != nullptr && c != recordedIn) {
+    c->invalidate(fmt::format("{} waited on an event recorded in another capture", s->name()));
+    return makeError(ErrorCode::kCaptured,
+                     "streamWaitEvent: {} captures, and the event was recorded in another capture",
+                     s->name());
+  }
+  if (c == nullptr) {  // join the capture the event was recorded in
+    c = recordedIn;
+    {
+      std::lock_guard<std::mutex> lock(c->mu);
+      lane = static_cast<int>(c->lanes.size());
+      c->lanes.push_back(s);
+      c->laneTasks.push_back(0);
+      c->joined.push_back(true);
+    }
+    s->setCapture(c, lane);
+  }
+  std::lock_guard<std::mutex> lock(c->mu);
+  ModelTask recorded;
+  recorded.issue = [state](Stream* r) {
+    waitOn(r, state);
+    return Status::Ok();
+  };
+  recorded.kind = "event wait";
+  c->recordLocked(lane, std::move(recorded));
+  const auto from = static_cast<std::size_t>(recordLane);
+  if (recordedIn == c && lane == 0 && recordLane != 0 && c->laneTasks[from] == recordTask) {
+    c->joined[from] = true;  // lane 0 now waits for everything that lane recorded
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+Status recordEvent(Event* event, Stream* stream, bool external) {
+  return apiCall([&](DeviceManager& m) {
+    COHORT_RETURN_IF_ERROR(needEvent(m, event, "eventRecord"));
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    std::shared_ptr<EventState> state = event->state();
+    if (captureActive()) {
+      Status captured = captureEventRecord(s, state, external);
+      if (captured.code() != ErrorCode::kNotReady) return captured;
+    }
+    if (state->ipc) return ipcEventRecord(s, state->ipc);
+    recordOn(s, state);
+    return Status::Ok();
+  });
+}
+
 }  // namespace
 
 Status streamCreate(Stream** stream) {
@@ -106,11 +223,21 @@ Status launchKernel(Stream* stream, Kernel kernel, TaskPlace* place) {
     if (!kernel) return Status(ErrorCode::kInvalidArgument, "launchKernel: empty kernel");
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    int lane = 0;
+    std::shared_ptr<CaptureState> c = captureActive() ? s->capture(&lane) : nullptr;
+    if (c != nullptr) {  // a launch of the model hands the kernel the stream it runs on
+      ModelTask recorded;
+      recorded.kernel = std::move(kernel);
+      recorded.kind = "kernel";
+      c->record(lane, std::move(recorded));
+      if (place != nullptr) *place = TaskPlace{s->device()->id(), s->id(), s->enqueued()};
+      return Status::Ok();
+    }
     const std::uint64_t position = s->enqueue([s, k = std::move(kernel)] {
       // Waits of this process that lose their processor to it keep yielding.
       ComputeScope computing;
       return k(s);
-    });
+    }, false, "kernel");
     if (place != nullptr) *place = TaskPlace{s->device()->id(), s->id(), position};
     return Status::Ok();
   });
@@ -125,7 +252,7 @@ Status launchCallback(Stream* stream, std::function<void()> callback, CallbackMo
       s->enqueue([cb = std::move(callback)] {
         cb();
         return Status::Ok();
-      });
+      }, false, "callback");
       return Status::Ok();
     }
     Device* d = s->device();
@@ -135,10 +262,10 @@ Status launchCallback(Stream* stream, std::function<void()> callback, CallbackMo
       if (!d->callbacks) d->callbacks = std::make_unique<CallbackRunner>();
       runner = d->callbacks.get();
     }
-    s->enqueue([runner, cb = std::move(callback)]() mutable {
-      runner->post(std::move(cb));
+    s->enqueue([runner, cb = std::move(callback)]() {
+      runner->post(cb);
       return Status::Ok();
-    });
+    }, false, "callback");
     return Status::Ok();
   });
 }
@@ -154,20 +281,10 @@ Status eventDestroy(Event* event) {
   return apiCall([&](DeviceManager& m) { return m.destroyEvent(event); });
 }
 
-Status eventRecord(Event* event, Stream* stream) {
-  return apiCall([&](DeviceManager& m) {
-    COHORT_RETURN_IF_ERROR(needEvent(m, event, "eventRecord"));
-    Stream* s = nullptr;
-    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
-    std::shared_ptr<EventState> state = event->state();
-    if (state->ipc) return ipcEventRecord(s, state->ipc);
-    const std::uint64_t generation = state->recorded.fetch_add(1) + 1;
-    s->enqueue([s, state, generation] {
-      state->complete(generation, s->failed() ? s->error() : Status::Ok(), s->name());
-      return Status::Ok();
-    }, /*runAfterError=*/true);
-    return Status::Ok();
-  });
+Status eventRecord(Event* event, Stream* stream) { return recordEvent(event, stream, false); }
+
+Status eventRecordExternal(Event* event, Stream* stream) {
+  return recordEvent(event, stream, true);
 }
 
 Status streamWaitEvent(Stream* stream, Event* event) {
@@ -176,10 +293,12 @@ Status streamWaitEvent(Stream* stream, Event* event) {
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
     std::shared_ptr<EventState> state = event->state();
+    if (captureActive()) {
+      Status captured = captureEventWait(s, state);
+      if (captured.code() != ErrorCode::kNotReady) return captured;
+    }
     if (state->ipc) return ipcEventWait(s, state, -1);
-    const std::uint64_t generation = state->recorded.load();
-    if (generation == 0) return Status::Ok();  // never recorded: nothing to wait for
-    s->enqueueWait(state, generation);
+    waitOn(s, state);
     return Status::Ok();
   });
 }

@@ -221,6 +221,10 @@ Status streamWaitEventFor(Stream* stream, Event* event, long timeoutMs) {
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
     std::shared_ptr<EventState> state = event->state();
+    if (captureActive()) {  // recorded for each launch; its timeout is the default one then
+      Status captured = captureEventWait(s, state);
+      if (captured.code() != ErrorCode::kNotReady) return captured;
+    }
     if (state->ipc) return ipcEventWait(s, state, timeoutMs);
     const std::uint64_t generation = state->recorded.load();
     if (generation == 0) return Status::Ok();  // never recorded: nothing to wait for

@@ -67,6 +67,7 @@ bool refusedBeforeSending(ErrorCode code) {
     case ErrorCode::kInvalidUsage:
     case ErrorCode::kInvalidHandle:
     case ErrorCode::kNotSupported:
+    case ErrorCode::kCaptured:
     case ErrorCode::kAborted:
       return true;
     default:

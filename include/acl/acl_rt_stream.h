@@ -43,8 +43,9 @@ extern "C" {
 
 #define ACL_IPC_EVENT_HANDLE_SIZE 64U
 
-/* aclrtRecordEventWithFlag / aclrtStreamWaitEventWithFlag. EXTERNAL belongs to graph
- * capture, which Cohort's streams do not do: ACL_ERROR_RT_FEATURE_NOT_SUPPORT. */
+/* aclrtRecordEventWithFlag / aclrtStreamWaitEventWithFlag. EXTERNAL ties a captured
+ * model to the streams outside it (a capturing stream only): every launch records the
+ * event for them, or waits for their latest record. */
 #define ACL_EVENT_RECORD_DEFAULT 0x0U
 #define ACL_EVENT_RECORD_EXTERNAL 0x01U
 #define ACL_EVENT_WAIT_DEFAULT 0x0U

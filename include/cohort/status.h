@@ -36,7 +36,11 @@ enum class ErrorCode : int {
   kConnectionError = 23,  ///< connect/handshake/transfer failed
   kMismatch = 24,         ///< ranks called mismatched operations
   kNotSupported = 25,     ///< feature not supported here
+  kCaptured = 26,         ///< not allowed while a stream captures, or the capture broke
 };
+
+/// The highest code: a number read from a peer or a file above it is not a code.
+constexpr ErrorCode kLastErrorCode = ErrorCode::kCaptured;
 
 /// Short fixed text for a code, e.g. "out of memory".
 const char* errorString(ErrorCode code);

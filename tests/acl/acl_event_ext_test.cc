@@ -54,11 +54,11 @@ TEST_F(AclEventExtTest, RecordWithFlagAndWaitWithFlagOrderStreams) {
   ASSERT_ACL_OK(aclrtSynchronizeStream(consumer_));
   EXPECT_EQ(log.marks(), (std::vector<int>{1, 2}));
   EXPECT_ACL_ERROR(aclrtRecordEventWithFlag(event, producer_, ACL_EVENT_RECORD_EXTERNAL),
-                   ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "belongs to graph capture");
+                   ACL_ERROR_RT_STREAM_NOT_CAPTURED, "ACL_EVENT_RECORD_EXTERNAL is for a stream");
   EXPECT_ACL_ERROR(aclrtRecordEventWithFlag(event, producer_, 7), ACL_ERROR_INVALID_PARAM,
                    "flag 7 is neither");
   EXPECT_ACL_ERROR(aclrtStreamWaitEventWithFlag(consumer_, event, 0, ACL_EVENT_WAIT_EXTERNAL),
-                   ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "belongs to graph capture");
+                   ACL_ERROR_RT_STREAM_NOT_CAPTURED, "ACL_EVENT_WAIT_EXTERNAL is for a stream");
   EXPECT_ACL_ERROR(aclrtStreamWaitEventWithFlag(consumer_, event, 0, 9), ACL_ERROR_INVALID_PARAM,
                    "flag 9 is neither");
   ASSERT_ACL_OK(aclrtDestroyEvent(event));

@@ -41,13 +41,11 @@ TEST_F(AclUnsupportedTest, KernelsCannotBeLoadedOrLaunched) {
   EXPECT_NE(std::string(message).find("aclrtCreateBinary is not supported"), std::string::npos);
 }
 
-TEST_F(AclUnsupportedTest, ModelRunInstancesDumpAndSnapshots) {
+TEST_F(AclUnsupportedTest, BuiltModelsDumpAndSnapshots) {
   aclmdlRI model = nullptr;
-  EXPECT_NOT_SUPPORTED(aclmdlRICaptureBegin(nullptr, ACL_MODEL_RI_CAPTURE_MODE_RELAXED),
-                       "aclmdlRICaptureBegin");
   EXPECT_NOT_SUPPORTED(aclmdlRIBuildBegin(&model, 0), "aclmdlRIBuildBegin");
-  EXPECT_NOT_SUPPORTED(aclmdlRIExecuteAsync(model, nullptr), "aclmdlRIExecuteAsync");
-  EXPECT_NOT_SUPPORTED(aclmdlRIDestroy(model), "aclmdlRIDestroy");
+  EXPECT_NOT_SUPPORTED(aclmdlRIUpdate(model), "aclmdlRIUpdate");
+  EXPECT_NOT_SUPPORTED(aclmdlRICaptureTaskGrpBegin(nullptr), "aclmdlRICaptureTaskGrpBegin");
   EXPECT_NOT_SUPPORTED(aclrtCacheLastTaskOpInfo("info", 4), "aclrtCacheLastTaskOpInfo");
   EXPECT_NOT_SUPPORTED(aclmdlInitDump(), "aclmdlInitDump");
   EXPECT_NOT_SUPPORTED(aclmdlSetDump("/tmp/dump.json"), "aclmdlSetDump");

@@ -23,7 +23,9 @@ TEST(StatusTest, CodesAreStable) {
   EXPECT_EQ(static_cast<int>(ErrorCode::kTimeout), 9);
   EXPECT_EQ(static_cast<int>(ErrorCode::kVersionMismatch), 13);
   EXPECT_EQ(static_cast<int>(ErrorCode::kNotSupported), 25);
-  for (int c = 0; c <= 25; ++c) {
+  EXPECT_EQ(static_cast<int>(ErrorCode::kCaptured), 26);
+  EXPECT_EQ(kLastErrorCode, ErrorCode::kCaptured);
+  for (int c = 0; c <= static_cast<int>(kLastErrorCode); ++c) {
     EXPECT_STRNE(errorString(static_cast<ErrorCode>(c)), "unknown error") << c;
   }
   EXPECT_STREQ(errorString(static_cast<ErrorCode>(999)), "unknown error");

@@ -142,7 +142,7 @@ Bytes encodeReply(Op op, std::uint64_t seq, ErrorCode status, std::int64_t arg,
 Status replyStatus(const FrameHeader& header, const Bytes& value) {
   if (header.status == 0) return Status::Ok();
   const std::string text(value.begin(), value.end());
-  if (header.status > static_cast<std::uint16_t>(ErrorCode::kNotSupported)) {
+  if (header.status > static_cast<std::uint16_t>(kLastErrorCode)) {
     return makeError(ErrorCode::kRemoteError, "error code {}: {}", header.status, text);
   }
   return Status(static_cast<ErrorCode>(header.status), text);

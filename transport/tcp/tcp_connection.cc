@@ -16,7 +16,7 @@ namespace {
 constexpr std::size_t kHeaderBytes = FrameHeader::kWireSize;
 
 ErrorCode codeFromWire(std::uint16_t code) {
-  return code > 0 && code <= static_cast<std::uint16_t>(ErrorCode::kNotSupported)
+  return code > 0 && code <= static_cast<std::uint16_t>(kLastErrorCode)
              ? static_cast<ErrorCode>(code)
              : ErrorCode::kRemoteError;
 }

@@ -1,0 +1,111 @@
+// Stream capture: the record a capture keeps while it runs, and the model it
+// becomes (cohort/runtime.h, "Stream capture and models").
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cohort/runtime.h"
+
+namespace cohort::runtime {
+
+class Stream;
+class Model;
+
+/// One recorded task. Exactly one of its callables is set: `fn`, a task queued again
+/// as it is (copies, sets, callbacks); `kernel`, handed the stream it runs on; or
+/// `issue`, which queues work of its own on the stream it is given (event records and
+/// waits). A launch queues runs of fn and kernel tasks on one stream at once. Issuers
+/// never wait.
+struct ModelTask {
+  std::function<Status()> fn;
+  Kernel kernel;
+  std::function<Status(Stream*)> issue;
+  bool runAfterError = false;
+  int lane = 0;
+  const char* kind = "task";
+};
+
+/// What one capture records. Shared by its member streams (Stream::capture_) while it
+/// runs and by the events recorded in it; thread-safe (mu). Lock order: a Stream's mu_
+/// before this mu, never the other way.
+struct CaptureState {
+  std::mutex mu;
+  std::atomic<bool> active{true};
+  CaptureMode mode = CaptureMode::kGlobal;
+  std::thread::id thread;      // began the capture
+  std::uint32_t modelId = 0;   // the id of the model it becomes
+  std::vector<Stream*> lanes;  // lane i's stream while capturing; lane 0 began it
+  // Per lane: recorded tasks, and whether lane 0 waited for the last of them.
+  std::vector<std::size_t> laneTasks;
+  std::vector<bool> joined;
+  std::vector<ModelTask> tasks;
+  std::string problem;  // non-empty: the capture broke (CaptureStatus::kInvalidated)
+  Model* model = nullptr;  // made at captureBegin, registered
+
+  /// Appends a task on `lane` (mu held by the caller: record() takes it).
+  void recordLocked(int lane, ModelTask task);
+  void record(int lane, ModelTask task) {
+    std::lock_guard<std::mutex> lock(mu);
+    recordLocked(lane, std::move(task));
+  }
+  /// Breaks the capture: captureEnd will return kCaptured with `why`.
+  void invalidate(const std::string& why);
+  int unjoinedLanesLocked() const;
+};
+
+/// Where an event's latest record went while a capture ran (EventState::captured).
+struct CapturedRecord {
+  std::weak_ptr<CaptureState> capture;
+  int lane = 0;
+  std::size_t laneTask = 0;  // the lane's task count just after the record
+};
+
+/// Ends a capture whose stream that began it is being destroyed: the capture stops,
+/// its model stays incomplete (modelDestroy frees it).
+void abandonCapture(const std::shared_ptr<CaptureState>& capture);
+
+/// A model: made when a capture begins (its handle is valid from then on) and filled
+/// when it ends. Owned by the model registry (modelDestroy). The streams it launches
+/// joined lanes on are its own, made on the first launch on a device and destroyed
+/// with it. Thread-safe: launches from several threads may run at once.
+class Model {
+ public:
+  explicit Model(std::uint32_t id) : id_(id) {}
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  std::uint32_t id() const { return id_; }
+  /// The capture that fills it, until it ends (then null).
+  std::shared_ptr<CaptureState> capturing() const;
+  void setCapturing(std::shared_ptr<CaptureState> capture);
+  /// Takes the capture's tasks: the model is complete.
+  void finish(int lanes, std::vector<ModelTask> tasks);
+  bool complete() const;
+  int lanes() const;
+  /// A copy of the task list for describing; launches go through launch().
+  std::vector<ModelTask> tasks() const;
+  /// Queues every task; lane 0 on `stream`, the others on this model's streams.
+  Status launch(Stream* stream);
+
+ private:
+  Status laneStreamsLocked(Stream* stream, std::vector<Stream*>* out);
+
+  const std::uint32_t id_;
+  mutable std::mutex mu_;
+  std::shared_ptr<CaptureState> capturing_;
+  bool complete_ = false;
+  int lanes_ = 1;
+  std::vector<ModelTask> tasks_;
+  std::map<int, std::vector<Stream*>> laneStreams_;  // lanes 1.., by device
+};
+
+}  // namespace cohort::runtime
