@@ -95,14 +95,18 @@ int CaptureState::unjoinedLanesLocked() const {
 }
 
 Model::~Model() {
-  std::map<int, std::vector<Stream*>> streams;
+  std::map<int, LaneStreams> streams;
   {
     std::lock_guard<std::mutex> lock(mu_);
     streams.swap(laneStreams_);
   }
   DeviceManager& m = DeviceManager::get();
-  for (auto& [device, lanes] : streams) {
-    for (Stream* s : lanes) (void)m.destroyStream(s);  // gone with its device: nothing to do
+  for (auto& [id, lanes] : streams) {
+    Device* d = nullptr;
+    if (!m.device(id, &d).ok() || d->resetCount.load(std::memory_order_acquire) != lanes.resets) {
+      continue;  // gone with a teardown of their device
+    }
+    for (Stream* s : lanes.streams) (void)m.destroyStream(s);
   }
 }
 
@@ -141,18 +145,20 @@ std::vector<ModelTask> Model::tasks() const {
 
 Status Model::laneStreamsLocked(Stream* stream, std::vector<Stream*>* out) {
   DeviceManager& m = DeviceManager::get();
-  std::vector<Stream*>& lanes = laneStreams_[stream->device()->id()];
-  // A reset device destroyed the streams made on it before: make them again.
-  for (Stream*& s : lanes) {
-    Stream* live = nullptr;
-    if (!m.resolveStream(s, &live).ok()) s = nullptr;
+  Device* device = stream->device();
+  LaneStreams& lanes = laneStreams_[device->id()];
+  // A teardown of the device destroyed the streams made on it before: make them again.
+  const std::uint64_t resets = device->resetCount.load(std::memory_order_acquire);
+  if (lanes.resets != resets) {
+    lanes.streams.clear();
+    lanes.resets = resets;
   }
-  lanes.resize(static_cast<std::size_t>(lanes_ - 1), nullptr);
-  for (Stream*& s : lanes) {
-    if (s == nullptr) COHORT_RETURN_IF_ERROR(m.createStream(stream->device(), &s));
+  lanes.streams.resize(static_cast<std::size_t>(lanes_ - 1), nullptr);
+  for (Stream*& s : lanes.streams) {
+    if (s == nullptr) COHORT_RETURN_IF_ERROR(m.createStream(device, &s));
   }
   out->assign(1, stream);
-  out->insert(out->end(), lanes.begin(), lanes.end());
+  out->insert(out->end(), lanes.streams.begin(), lanes.streams.end());
   return Status::Ok();
 }
 

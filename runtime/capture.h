@@ -105,7 +105,13 @@ class Model {
   bool complete_ = false;
   int lanes_ = 1;
   std::vector<ModelTask> tasks_;
-  std::map<int, std::vector<Stream*>> laneStreams_;  // lanes 1.., by device
+  // Lanes 1.. by device, made while the device had been torn down `resets` times: after
+  // another teardown they are gone (and their addresses may be a new stream's).
+  struct LaneStreams {
+    std::uint64_t resets = 0;
+    std::vector<Stream*> streams;
+  };
+  std::map<int, LaneStreams> laneStreams_;
 };
 
 }  // namespace cohort::runtime

@@ -126,5 +126,59 @@ TEST_F(CaptureTest, WhatACaptureRefuses) {
   EXPECT_EQ(captureExchangeMode(&bad).code(), ErrorCode::kInvalidArgument);
 }
 
+// A model with a joined lane launches that lane on a stream of its own; after a
+// teardown of the device that stream is gone, and the next launch makes another
+// (never taking a new stream of the program's, maybe at the same address, for it).
+TEST(CaptureResetTest, ALaneStreamIsMadeAgainAfterTheDeviceIsTornDown) {
+  ASSERT_OK(setDevice(0));
+  Stream* main = nullptr;
+  Stream* side = nullptr;
+  Event* fork = nullptr;
+  Event* join = nullptr;
+  ASSERT_OK(streamCreate(&main));
+  ASSERT_OK(streamCreate(&side));
+  ASSERT_OK(eventCreate(&fork));
+  ASSERT_OK(eventCreate(&join));
+  std::atomic<int> sideRuns{0};
+  std::atomic<Stream*> laneRanOn{nullptr};
+  ASSERT_OK(captureBegin(main, CaptureMode::kGlobal));
+  ASSERT_OK(eventRecord(fork, main));
+  ASSERT_OK(streamWaitEvent(side, fork));
+  ASSERT_OK(launchKernel(side, [&](Stream* s) {
+    laneRanOn = s;
+    ++sideRuns;
+    return Status::Ok();
+  }));
+  ASSERT_OK(eventRecord(join, side));
+  ASSERT_OK(streamWaitEvent(main, join));
+  Model* model = nullptr;
+  ASSERT_OK(captureEnd(main, &model));
+  ModelDescription d;
+  ASSERT_OK(modelDescribe(model, &d));
+  EXPECT_EQ(d.lanes, 2);
+  ASSERT_OK(modelLaunch(model, main));
+  ASSERT_OK(streamSynchronize(main));
+  EXPECT_EQ(sideRuns.load(), 1);
+  EXPECT_NE(laneRanOn.load(), side) << "a launch runs the lane on the model's own stream";
+  EXPECT_NE(laneRanOn.load(), main);
+
+  ASSERT_OK(streamDestroy(main));
+  ASSERT_OK(streamDestroy(side));
+  ASSERT_OK(resetDeviceForce(0));  // tears down the model's lane stream too
+  ASSERT_OK(setDevice(0));
+  Stream* again = nullptr;
+  ASSERT_OK(streamCreate(&again));
+  ASSERT_OK(modelLaunch(model, again));
+  ASSERT_OK(streamSynchronize(again));
+  EXPECT_EQ(sideRuns.load(), 2);
+  EXPECT_NE(laneRanOn.load(), again);
+  ASSERT_OK(modelDestroy(model));
+  ASSERT_OK(streamSynchronize(again));  // the program's stream outlives the model
+  ASSERT_OK(streamDestroy(again));
+  ASSERT_OK(eventDestroy(fork));
+  ASSERT_OK(eventDestroy(join));
+  ASSERT_OK(resetDevice(0));
+}
+
 }  // namespace
 }  // namespace cohort::runtime
