@@ -84,6 +84,13 @@ int badInput(int rank, HcclComm comm) {
          HCCL_E_PARA);
   expect("HcclRecv into malloc'd memory",
          HcclRecv(host.data(), 16, HCCL_DATA_TYPE_FP32, 1 - rank, comm, stream), HCCL_E_PARA);
+  expect("HcclCommDestroy of a null communicator", HcclCommDestroy(nullptr), HCCL_SUCCESS);
+  uint32_t self = static_cast<uint32_t>(rank);
+  HcclComm sub = nullptr;
+  expect("HcclCreateSubCommConfig with an id and no rank list",
+         HcclCreateSubCommConfig(&comm, 1, nullptr, 5, 0, nullptr, &sub), HCCL_E_PARA);
+  expect("HcclCreateSubCommConfig with a rank list and no id",
+         HcclCreateSubCommConfig(&comm, 1, &self, 0xFFFFFFFFu, 0, nullptr, &sub), HCCL_E_PARA);
   // The communicator works on: both ranks give ones, so the sum is 2.
   if (aclrtMemcpy(dev, 64, host.data(), 64, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS) return 6;
   expect("HcclAllReduce of device memory",
