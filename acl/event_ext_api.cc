@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "acl/entry_names.h"
+#include "cohort/runtime_capture.h"
 #include "acl/registry.h"
 
 namespace {

@@ -8,6 +8,7 @@
 
 #include "acl/acl.h"
 #include "acl/entry_names.h"
+#include "cohort/runtime_capture.h"
 #include "acl/unsupported.h"
 #include "common/log.h"
 

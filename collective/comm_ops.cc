@@ -28,6 +28,7 @@
 #include <limits>
 #include <string_view>
 
+#include "cohort/runtime_capture.h"
 #include "collective/comm_impl.h"
 #include "collective/datatype.h"
 #include "common/error.h"

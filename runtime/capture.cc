@@ -1,4 +1,4 @@
-// Stream capture and models (cohort/runtime.h). A capture is a CaptureState that
+// Stream capture and models (cohort/runtime_capture.h). A capture is a CaptureState that
 // its member streams point at: Stream::enqueue records into it, the event calls
 // (stream_api.cc) record issuers of their own and join streams to it. Ending it moves
 // the record into the Model made when it began.
@@ -30,6 +30,11 @@ std::set<Model*>& liveModels() {
 std::atomic<int> gActive{0};
 std::atomic<std::uint32_t> gNextModelId{0};
 thread_local CaptureMode tMode = CaptureMode::kGlobal;
+
+bool isCaptureMode(CaptureMode mode) {
+  return mode == CaptureMode::kGlobal || mode == CaptureMode::kThreadLocal ||
+         mode == CaptureMode::kRelaxed;
+}
 
 const char* modeName(CaptureMode mode) {
   switch (mode) {
@@ -201,8 +206,7 @@ bool captureActive() { return gActive.load(std::memory_order_acquire) > 0; }
 
 Status captureBegin(Stream* stream, CaptureMode mode) {
   return apiCall([&](DeviceManager& m) {
-    if (mode != CaptureMode::kGlobal && mode != CaptureMode::kThreadLocal &&
-        mode != CaptureMode::kRelaxed) {
+    if (!isCaptureMode(mode)) {
       return makeError(ErrorCode::kInvalidArgument, "captureBegin: mode {} is not a capture mode",
                        static_cast<int>(mode));
     }
@@ -325,8 +329,7 @@ Status captureExchangeMode(CaptureMode* mode) {
   if (mode == nullptr) {
     return recordError(Status(ErrorCode::kInvalidArgument, "captureExchangeMode: null mode"));
   }
-  if (*mode != CaptureMode::kGlobal && *mode != CaptureMode::kThreadLocal &&
-      *mode != CaptureMode::kRelaxed) {
+  if (!isCaptureMode(*mode)) {
     return recordError(makeError(ErrorCode::kInvalidArgument,
                                  "captureExchangeMode: mode {} is not a capture mode",
                                  static_cast<int>(*mode)));

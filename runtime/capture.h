@@ -1,5 +1,5 @@
 // Stream capture: the record a capture keeps while it runs, and the model it
-// becomes (cohort/runtime.h, "Stream capture and models").
+// becomes (cohort/runtime_capture.h).
 #pragma once
 
 #include <atomic>
@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "cohort/runtime.h"
+#include "cohort/runtime_capture.h"
 
 namespace cohort::runtime {
 
@@ -31,6 +31,14 @@ struct ModelTask {
   bool runAfterError = false;
   int lane = 0;
   const char* kind = "task";
+
+  /// A task that queues its own work (`issue`) at each launch.
+  static ModelTask issuer(const char* kind, std::function<Status(Stream*)> issue) {
+    ModelTask t;
+    t.issue = std::move(issue);
+    t.kind = kind;
+    return t;
+  }
 };
 
 /// What one capture records. Shared by its member streams (Stream::capture_) while it

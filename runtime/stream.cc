@@ -52,11 +52,7 @@ std::uint64_t Stream::enqueue(std::function<Status()> task, bool runAfterError,
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (capture_ != nullptr) {
-      ModelTask recorded;
-      recorded.fn = std::move(task);
-      recorded.runAfterError = runAfterError;
-      recorded.kind = kind;
-      capture_->record(captureLane_, std::move(recorded));
+      recordLocked(std::move(task), runAfterError, kind);
       return enqueued_.load(std::memory_order_relaxed);
     }
     Task t;
@@ -79,11 +75,7 @@ void Stream::enqueueAll(std::vector<Queued>* tasks) {
     const std::uint32_t launcher = currentThreadId();
     for (Queued& q : *tasks) {
       if (capture_ != nullptr) {
-        ModelTask recorded;
-        recorded.fn = std::move(q.fn);
-        recorded.runAfterError = q.runAfterError;
-        recorded.kind = q.kind;
-        capture_->record(captureLane_, std::move(recorded));
+        recordLocked(std::move(q.fn), q.runAfterError, q.kind);
         continue;
       }
       Task t;
@@ -97,6 +89,14 @@ void Stream::enqueueAll(std::vector<Queued>* tasks) {
   }
   tasks->clear();
   workWord_.notifyAll();
+}
+
+void Stream::recordLocked(std::function<Status()> fn, bool runAfterError, const char* kind) {
+  ModelTask recorded;
+  recorded.fn = std::move(fn);
+  recorded.runAfterError = runAfterError;
+  recorded.kind = kind;
+  capture_->record(captureLane_, std::move(recorded));
 }
 
 std::shared_ptr<CaptureState> Stream::capture(int* lane) const {

@@ -98,6 +98,8 @@ class Stream {
     std::uint32_t launcher = 0;  // Linux thread id of the thread that queued it
   };
   void workerLoop();
+  /// Records a task into capture_ (mu_ held, capture_ set).
+  void recordLocked(std::function<Status()> fn, bool runAfterError, const char* kind);
   /// kCaptured, invalidating the capture, if the stream captures (`what` it was asked).
   Status refuseIfCapturing(const char* what) const;
   void fail(Status status);

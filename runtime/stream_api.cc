@@ -50,13 +50,10 @@ Status captureEventRecord(Stream* s, const std::shared_ptr<EventState>& state, b
   std::size_t laneTask = 0;
   {
     std::lock_guard<std::mutex> lock(c->mu);
-    ModelTask recorded;
-    recorded.issue = [state](Stream* r) {
+    c->recordLocked(lane, ModelTask::issuer("event record", [state](Stream* r) {
       recordOn(r, state);
       return Status::Ok();
-    };
-    recorded.kind = "event record";
-    c->recordLocked(lane, std::move(recorded));
+    }));
     laneTask = c->laneTasks[static_cast<std::size_t>(lane)];
   }
   std::lock_guard<std::mutex> lock(state->mu);
@@ -102,13 +99,10 @@ Status captureEventWait(Stream* s, const std::shared_ptr<EventState>& state) {
     s->setCapture(c, lane);
   }
   std::lock_guard<std::mutex> lock(c->mu);
-  ModelTask recorded;
-  recorded.issue = [state](Stream* r) {
+  c->recordLocked(lane, ModelTask::issuer("event wait", [state](Stream* r) {
     waitOn(r, state);
     return Status::Ok();
-  };
-  recorded.kind = "event wait";
-  c->recordLocked(lane, std::move(recorded));
+  }));
   const auto from = static_cast<std::size_t>(recordLane);
   if (recordedIn == c && lane == 0 && recordLane != 0 && c->laneTasks[from] == recordTask) {
     c->joined[from] = true;  // lane 0 now waits for everything that lane recorded

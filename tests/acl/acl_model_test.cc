@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "acl_test_util.h"
+#include "cohort/runtime_capture.h"
 
 namespace cohort::acltest {
 namespace {

@@ -2,6 +2,8 @@
 // arguments, abort. Ranks as threads.
 #include <gtest/gtest.h>
 
+#include "cohort/runtime_capture.h"
+
 #include <atomic>
 #include <chrono>
 #include <cstring>

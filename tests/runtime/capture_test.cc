@@ -6,7 +6,7 @@
 #include <atomic>
 #include <thread>
 
-#include "cohort/runtime.h"
+#include "cohort/runtime_capture.h"
 #include "test_util.h"
 
 namespace cohort::runtime {

@@ -1,0 +1,89 @@
+// Stream capture into models, the runtime's side of CANN's aclmdlRI: see the section
+// comment below. Functions are thread-safe; like the rest of the runtime they return a
+// Status and record failures as the thread's lastError().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cohort/runtime.h"
+
+namespace cohort::runtime {
+
+class Model;  // opaque; made by captureBegin, complete after captureEnd
+
+// ---- Stream capture and models ------------------------------------------------
+//
+// While a stream captures, what is queued on it (kernels, copies, sets, callbacks,
+// event records and waits) is recorded into a model instead of run. A stream that
+// waits on an event recorded in the capture joins it: its tasks are recorded too, on
+// a lane of their own, and it must be joined back (the capturing stream waits on an
+// event recorded on it after its last task) before the capture ends. Launching the
+// model queues its tasks again, in their order, on the stream given (the joined
+// lanes on streams the model owns): it never waits, like any enqueue. A model is
+// immutable; launching it from several threads at once is safe.
+
+enum class CaptureMode {
+  kGlobal = 0,       ///< unsafe calls are refused in every thread while it captures
+  kThreadLocal = 1,  ///< unsafe calls are refused in the thread that began it
+  kRelaxed = 2,      ///< nothing is refused
+};
+enum class CaptureStatus { kNone = 0, kActive = 1, kInvalidated = 2 };
+
+/// Starts recording `stream` into a new model. kCaptured if it captures already.
+Status captureBegin(Stream* stream, CaptureMode mode);
+/// Ends the capture begun on `stream` and hands over its model (modelDestroy frees
+/// it). kInvalidUsage if the stream does not capture, joined a capture without
+/// beginning it, or (unless relaxed) the thread is not the one that began it;
+/// kCaptured, and no model, if the capture broke or a joined stream was not joined back.
+Status captureEnd(Stream* stream, Model** model);
+
+/// Where a stream stands in a capture.
+struct CaptureDescription {
+  CaptureStatus status = CaptureStatus::kNone;
+  bool origin = false;        ///< the capture began on this stream (else it joined one)
+  bool beganHere = false;     ///< the calling thread began the capture
+  CaptureMode mode = CaptureMode::kGlobal;
+  int unjoinedLanes = 0;      ///< joined streams whose last task nothing waits for yet
+  std::size_t tasks = 0;      ///< recorded so far
+  std::uint32_t modelId = 0;  ///< the id the model will have
+  std::string problem;        ///< why the capture broke (kInvalidated)
+};
+Status captureDescribe(Stream* stream, CaptureDescription* out);
+/// The model the stream's capture fills (null if it does not capture): its handle is
+/// valid from captureBegin on, and launchable once the capture ended.
+Status captureModel(Stream* stream, Model** model);
+/// Whether any stream of the process captures now (one load: for hot paths).
+bool captureActive();
+/// Swaps the calling thread's capture mode (kGlobal at first) with *mode.
+Status captureExchangeMode(CaptureMode* mode);
+/// Ok unless the calling thread may not make an unsafe call (a synchronous copy or
+/// set, a device synchronize) now: then kCaptured naming `what`.
+Status captureCheckUnsafe(const char* what);
+
+/// Queues the model's tasks on `stream`. Never waits. kCaptured if `stream` captures
+/// (a model inside a model is not supported).
+Status modelLaunch(Model* model, Stream* stream);
+/// Frees the model. Launches already queued run to their end.
+Status modelDestroy(Model* model);
+
+/// One recorded task, for printing a model.
+struct ModelTaskInfo {
+  std::string kind;  ///< "kernel", "copy", "set", "callback", "event record", "event wait", ...
+  int lane = 0;      ///< 0: the stream the capture began on
+};
+struct ModelDescription {
+  std::uint32_t id = 0;
+  int lanes = 1;
+  std::vector<ModelTaskInfo> tasks;
+};
+Status modelDescribe(Model* model, ModelDescription* out);
+
+/// eventRecord for streams outside a model: on a capturing stream the record is
+/// recorded (every launch records the event), and a stream that waits on it does not
+/// join the capture. On other streams, the same as eventRecord.
+Status eventRecordExternal(Event* event, Stream* stream);
+
+}  // namespace cohort::runtime
