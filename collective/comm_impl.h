@@ -41,7 +41,8 @@ class Communicator::Impl {
                        const CommOptions& options, std::unique_ptr<Impl>* out);
   ~Impl();
 
-  /// Queues `op` on `stream` (comm_ops.cc has the launch and its contract).
+  /// Queues `op` on `stream` (comm_ops.cc has the launch and its contract); on a
+  /// capturing stream, records it into the model instead (recordCaptured).
   Status enqueue(collective::OpDesc op, runtime::Stream* stream);
   /// What the stream task of call `ticket` (comm_ops.cc queued it) does: runs
   /// the call, or completes it if an earlier task posted it ahead, and posts
@@ -74,6 +75,14 @@ class Communicator::Impl {
   Impl() = default;
   Status connect();
   Status runChosen(const collective::OpDesc& op, std::uint64_t historyId, Deadline deadline);
+  /// What any call must pass before it is queued or recorded: the communicator
+  /// usable, the arguments valid.
+  Status admit(const collective::OpDesc& op, runtime::Stream* stream) const;
+  /// Queues an admitted `op` on `stream`: the launch itself (comm_ops.cc).
+  Status launchOp(collective::OpDesc op, runtime::Stream* stream);
+  /// Records `op` into the model `stream` captures: each launch of the model
+  /// admits and launches it again, with a sequence number of its own.
+  Status recordCaptured(collective::OpDesc op, runtime::Stream* stream);
   void logFailure(const Status& failure);
   /// The end of an operation (entry `historyId` of the history) with status `s`:
   /// an error names this rank and the operation and spreads (spreadFailure);
@@ -190,6 +199,14 @@ class Communicator::Impl {
   bool failureLogged_ = false;                      // stream worker only
   bool failureSpread_ = false;                      // stream worker only
   std::optional<Status> finalStatus_;  // what finalize() returned, once it ran
+  // What the calls recorded in captured models reach this communicator through:
+  // models may outlive it, so finalize() unlinks it (under mu, which a launch
+  // holds while it queues a call). Shared by the models' tasks.
+  struct CaptureLink {
+    std::mutex mu;
+    Impl* impl = nullptr;
+  };
+  std::shared_ptr<CaptureLink> captureLink_;  // made at the first recorded call
   // The first asynchronous error (asyncError()), set from any thread.
   struct FirstError {
     mutable std::mutex mu;

@@ -177,6 +177,10 @@ Status Communicator::Impl::waitForOperations() {
 Status Communicator::Impl::finalize() {
   if (finalStatus_) return *finalStatus_;
   finalStatus_ = Status::Ok();
+  if (captureLink_ != nullptr) {  // launches of captured calls now fail, naming why
+    std::lock_guard<std::mutex> lock(captureLink_->mu);
+    captureLink_->impl = nullptr;
+  }
   log::RankScope logAs(rank);
   // A failed operation was reported where it ran: this rank has left its peers already.
   (void)waitForOperations();

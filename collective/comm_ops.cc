@@ -144,7 +144,7 @@ Status Communicator::Impl::validate(const OpDesc& op, runtime::Stream* stream) c
   }
 }
 
-Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
+Status Communicator::Impl::admit(const OpDesc& op, runtime::Stream* stream) const {
   if (aborted_.load()) {
     return makeError(ErrorCode::kAborted, "{}: the communicator was aborted", collName(op.coll));
   }
@@ -153,23 +153,55 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
     return makeError(failed.code(), "{}: the communicator failed earlier: {}", collName(op.coll),
                      failed.message());
   }
+  return validate(op, stream);
+}
+
+Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   log::RankScope logAs(rank);
   trace::Span span("enqueue", collName(op.coll));
-  COHORT_RETURN_IF_ERROR(validate(op, stream));
+  COHORT_RETURN_IF_ERROR(admit(op, stream));
+  if (tGroupDepth > 0) {  // groupEnd() enqueues it again, fused with its batch
+    tGroup.push_back(Pending{this, std::move(op), stream});
+    return Status::Ok();
+  }
   if (runtime::captureActive()) {
     runtime::CaptureDescription capture;
     if (runtime::captureDescribe(stream, &capture).ok() &&
         capture.status != runtime::CaptureStatus::kNone) {
-      return makeError(ErrorCode::kNotSupported,
-                       "{}: the stream captures model {}; Cohort cannot record collectives in a "
-                       "captured model yet (queue them outside the capture)",
-                       collName(op.coll), capture.modelId);
+      return recordCaptured(std::move(op), stream);
     }
   }
-  if (tGroupDepth > 0) {
-    tGroup.push_back(Pending{this, std::move(op), stream});
-    return Status::Ok();
+  return launchOp(std::move(op), stream);
+}
+
+// A captured call is launched by every launch of its model, from the launching
+// thread, as if the program called it there: admitted again (a communicator
+// aborted or failed since says so), numbered in this communicator's sequence,
+// queued on the stream the model runs that task on. Ranks that captured different
+// calls thus meet the mismatch error at the first launch, as calls made directly
+// would. Like any launch it never waits.
+Status Communicator::Impl::recordCaptured(OpDesc op, runtime::Stream* stream) {
+  if (captureLink_ == nullptr) {
+    captureLink_ = std::make_shared<CaptureLink>();
+    captureLink_->impl = this;
   }
+  const char* kind = collName(op.coll);
+  return runtime::captureRecordIssuer(
+      stream, kind, [link = captureLink_, op = std::move(op)](runtime::Stream* on) {
+        std::lock_guard<std::mutex> lock(link->mu);
+        if (link->impl == nullptr) {
+          return makeError(ErrorCode::kInvalidUsage,
+                           "{}: the model recorded it on a communicator destroyed since",
+                           op.describe());
+        }
+        Impl& comm = *link->impl;
+        log::RankScope logAs(comm.rank);
+        COHORT_RETURN_IF_ERROR(comm.admit(op, on));
+        return comm.launchOp(op, on);
+      });
+}
+
+Status Communicator::Impl::launchOp(OpDesc op, runtime::Stream* stream) {
   // Point-to-point calls involve two ranks only: they do not advance the
   // collective sequence that every rank must agree on.
   op.seq = op.coll == Coll::kSendRecv ? 0 : ++seq_;

@@ -356,6 +356,23 @@ Status captureCheckUnsafe(const char* what) {
   return Status::Ok();
 }
 
+Status captureRecordIssuer(Stream* stream, const char* kind,
+                           std::function<Status(Stream*)> issue) {
+  return apiCall([&](DeviceManager& m) {
+    if (!issue) return Status(ErrorCode::kInvalidArgument, "captureRecordIssuer: no task");
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    int lane = 0;
+    std::shared_ptr<CaptureState> c = s->capture(&lane);
+    if (c == nullptr) {
+      return makeError(ErrorCode::kInvalidUsage, "captureRecordIssuer: {} does not capture",
+                       s->name());
+    }
+    c->record(lane, ModelTask::issuer(kind, std::move(issue)));
+    return Status::Ok();
+  });
+}
+
 Status modelLaunch(Model* model, Stream* stream) {
   return apiCall([&](DeviceManager& m) {
     COHORT_RETURN_IF_ERROR(needModel(model, "modelLaunch"));

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,13 @@ Status captureExchangeMode(CaptureMode* mode);
 /// Ok unless the calling thread may not make an unsafe call (a synchronous copy or
 /// set, a device synchronize) now: then kCaptured naming `what`.
 Status captureCheckUnsafe(const char* what);
+
+/// Records, on a capturing stream, a task that queues work of its own: each launch
+/// of the model calls `issue` with the stream the task launches on (the layers above
+/// record their operations this way). `issue` must never wait; what it returns is
+/// the launch's. kInvalidUsage if the stream does not capture.
+Status captureRecordIssuer(Stream* stream, const char* kind,
+                           std::function<Status(Stream*)> issue);
 
 /// Queues the model's tasks on `stream`. Never waits. kCaptured if `stream` captures
 /// (a model inside a model is not supported).
