@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cohort/communicator.h"
+#include "cohort/runtime_capture.h"
 #include "collective/device_area.h"
 #include "collective/hierarchy_plan.h"
 #include "collective/mesh.h"
@@ -81,8 +82,9 @@ class Communicator::Impl {
   /// Queues an admitted `op` on `stream`: the launch itself (comm_ops.cc).
   Status launchOp(collective::OpDesc op, runtime::Stream* stream);
   /// Records `op` into the model `stream` captures: each launch of the model
-  /// admits and launches it again, with a sequence number of its own.
+  /// issues it again (launchCaptured), with a sequence number of its own.
   Status recordCaptured(collective::OpDesc op, runtime::Stream* stream);
+  Status launchCaptured(collective::OpDesc op, runtime::LaunchContext& launch);
   void logFailure(const Status& failure);
   /// The end of an operation (entry `historyId` of the history) with status `s`:
   /// an error names this rank and the operation and spreads (spreadFailure);
@@ -136,6 +138,7 @@ class Communicator::Impl {
   struct Launch {
     runtime::Stream* lastStream = nullptr;
     runtime::TaskPlace last;      // where the last call's task landed
+    bool lastPlaced = false;      // last.taskIndex is known (not a model's launch)
     runtime::Event* chain = nullptr;
     std::uint64_t tickets = 0;    // calls queued so far
   } launch_;

@@ -174,12 +174,11 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   return launchOp(std::move(op), stream);
 }
 
-// A captured call is launched by every launch of its model, from the launching
-// thread, as if the program called it there: admitted again (a communicator
-// aborted or failed since says so), numbered in this communicator's sequence,
-// queued on the stream the model runs that task on. Ranks that captured different
-// calls thus meet the mismatch error at the first launch, as calls made directly
-// would. Like any launch it never waits.
+// A captured call is issued by every launch of its model, on the launching
+// thread, as if the program called it there: numbered in this communicator's
+// sequence and run at its place in the lane the model runs it on. Ranks that
+// captured different calls thus meet the mismatch error at the first launch, as
+// calls made directly would. Like any launch it never waits.
 Status Communicator::Impl::recordCaptured(OpDesc op, runtime::Stream* stream) {
   if (captureLink_ == nullptr) {
     captureLink_ = std::make_shared<CaptureLink>();
@@ -187,18 +186,67 @@ Status Communicator::Impl::recordCaptured(OpDesc op, runtime::Stream* stream) {
   }
   const char* kind = collName(op.coll);
   return runtime::captureRecordIssuer(
-      stream, kind, [link = captureLink_, op = std::move(op)](runtime::Stream* on) {
+      stream, kind, [link = captureLink_, op = std::move(op)](runtime::LaunchContext& launch) {
         std::lock_guard<std::mutex> lock(link->mu);
         if (link->impl == nullptr) {
           return makeError(ErrorCode::kInvalidUsage,
                            "{}: the model recorded it on a communicator destroyed since",
                            op.describe());
         }
-        Impl& comm = *link->impl;
-        log::RankScope logAs(comm.rank);
-        COHORT_RETURN_IF_ERROR(comm.admit(op, on));
-        return comm.launchOp(op, on);
+        return link->impl->launchCaptured(op, launch);
       });
+}
+
+// The launch path (launchOp) for a model's launch, whose work on a stream is one
+// task per lane queued at the launch's end: the call runs inside it, where it was
+// captured, and the order with this communicator's previous call (the chain event)
+// is recorded into the launch too. Its arguments were validated at the capture, and
+// its stream is the model's: only what may have changed since is checked. No fast
+// path: it never runs on the caller.
+Status Communicator::Impl::launchCaptured(OpDesc op, runtime::LaunchContext& launch) {
+  log::RankScope logAs(rank);
+  if (aborted_.load()) {
+    return makeError(ErrorCode::kAborted, "{}: the communicator was aborted", op.describe());
+  }
+  const Status failed = asyncError();
+  if (!failed.ok()) {
+    return makeError(failed.code(), "{}: the communicator failed earlier: {}", op.describe(),
+                     failed.message());
+  }
+  runtime::Stream* stream = launch.stream();
+  if (launch.device() != device) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "{}: the model is launched on a stream of device {}, the communicator is on "
+                     "device {}",
+                     op.describe(), launch.device(), device);
+  }
+  op.seq = op.coll == Coll::kSendRecv ? 0 : ++seq_;
+  // The history records it when it starts (a launch issues many calls at once: it
+  // spares each the record of its queueing, half of what issuing it costs).
+  const std::uint64_t historyId = history_->reserve();
+  if (stream != launch_.lastStream && lastStreamLives()) {
+    Status ordered = launch.recordEvent(launch_.chain, launch_.lastStream);
+    if (ordered.ok()) ordered = launch.waitEvent(launch_.chain);
+    if (!ordered.ok()) {
+      history_->finished(historyId, ordered);
+      return ordered;
+    }
+  }
+  const std::uint64_t ticket = ++launch_.tickets;
+  {
+    std::lock_guard<std::mutex> lock(queuedMu_);
+    queued_.push_back(Queued{ticket, std::move(op), historyId});
+  }
+  launch.run([this, ticket](runtime::Stream*) {
+    Status s = runQueued(ticket);
+    if (!s.ok()) setAsyncError(s);
+    return s;
+  });
+  // Where in its stream the task lands is not known: nothing follows it.
+  launch_.lastStream = stream;
+  launch_.last = runtime::TaskPlace{device, launch.streamId(), 0};
+  launch_.lastPlaced = false;
+  return Status::Ok();
 }
 
 Status Communicator::Impl::launchOp(OpDesc op, runtime::Stream* stream) {
@@ -262,13 +310,14 @@ Status Communicator::Impl::launchOp(OpDesc op, runtime::Stream* stream) {
   // Right behind the last call's task on its stream (nothing of the program
   // runs between them), the run-ahead may post this call early.
   const runtime::TaskPlace& last = launch_.last;
-  if (launch_.lastStream != nullptr && place.device == last.device &&
+  if (launch_.lastStream != nullptr && launch_.lastPlaced && place.device == last.device &&
       place.streamId == last.streamId && place.taskIndex == last.taskIndex + 1) {
     std::lock_guard<std::mutex> lock(queuedMu_);
     if (!queued_.empty() && queued_.back().ticket == ticket) queued_.back().follows = true;
   }
   launch_.lastStream = stream;
   launch_.last = place;
+  launch_.lastPlaced = true;
   return Status::Ok();
 }
 

@@ -19,26 +19,49 @@ namespace cohort::runtime {
 class Stream;
 class Model;
 
-/// One recorded task. Exactly one of its callables is set: `fn`, a task queued again
-/// as it is (copies, sets, callbacks); `kernel`, handed the stream it runs on; or
-/// `issue`, which queues work of its own on the stream it is given (event records and
-/// waits). A launch queues runs of fn and kernel tasks on one stream at once. Issuers
-/// never wait.
+struct EventState;
+
+/// One recorded task, by what a launch does with it: `kRun` runs `fn` as it was
+/// queued (copies, sets, callbacks); `kKernel` runs `kernel`, handed the stream it
+/// runs on; `kRecord`/`kWait` record `event` / wait for its latest record (each
+/// launch records a new generation, so streams outside the model order with every
+/// launch); `kIssue` asks `issue` at each launch what to run (the layers above).
 struct ModelTask {
+  enum class Op { kRun, kKernel, kRecord, kWait, kIssue };
+  Op op = Op::kRun;
   std::function<Status()> fn;
   Kernel kernel;
-  std::function<Status(Stream*)> issue;
+  std::shared_ptr<EventState> event;
+  LaunchIssuer issue;
   bool runAfterError = false;
   int lane = 0;
   const char* kind = "task";
 
-  /// A task that queues its own work (`issue`) at each launch.
-  static ModelTask issuer(const char* kind, std::function<Status(Stream*)> issue) {
+  static ModelTask ofEvent(Op op, std::shared_ptr<EventState> event) {
     ModelTask t;
-    t.issue = std::move(issue);
-    t.kind = kind;
+    t.op = op;
+    t.event = std::move(event);
+    t.kind = op == Op::kRecord ? "event record" : "event wait";
     return t;
   }
+};
+
+/// A complete model's tasks compiled for launching (Model::finish): what each lane
+/// runs, in order, and the few tasks a launch must handle itself. Immutable; shared
+/// by the model and its launches.
+struct ModelPlan {
+  struct Step {
+    enum class Op : std::uint8_t { kTask, kRecord, kWait, kIssued };
+    Op op = Op::kTask;
+    std::uint32_t task = 0;  // index in tasks
+    std::uint32_t slot = 0;  // kRecord/kWait: generation slot; kIssued: issuer slot
+  };
+  std::vector<ModelTask> tasks;
+  std::vector<std::vector<Step>> lanes;  // an issuer has a kIssued step in every lane
+  std::vector<std::uint32_t> active;     // the records, waits and issuers, in task order
+  std::vector<std::uint32_t> activeSlot; // the slot of each of them
+  std::uint32_t eventSlots = 0;
+  std::uint32_t issuers = 0;
 };
 
 /// What one capture records. Shared by its member streams (Stream::capture_) while it
@@ -99,9 +122,10 @@ class Model {
   void finish(int lanes, std::vector<ModelTask> tasks);
   bool complete() const;
   int lanes() const;
-  /// A copy of the task list for describing; launches go through launch().
-  std::vector<ModelTask> tasks() const;
-  /// Queues every task; lane 0 on `stream`, the others on this model's streams.
+  /// The task list (immutable once complete; launches share it).
+  std::shared_ptr<const std::vector<ModelTask>> tasks() const;
+  /// Queues every task: lane 0's on `stream`, the others' on this model's streams,
+  /// one stream task per lane that runs the lane's tasks in order (capture.cc).
   Status launch(Stream* stream);
 
  private:
@@ -112,7 +136,7 @@ class Model {
   std::shared_ptr<CaptureState> capturing_;
   bool complete_ = false;
   int lanes_ = 1;
-  std::vector<ModelTask> tasks_;
+  std::shared_ptr<const ModelPlan> plan_;  // set by finish()
   // Lanes 1.. by device, made while the device had been torn down `resets` times: after
   // another teardown they are gone (and their addresses may be a new stream's).
   struct LaneStreams {

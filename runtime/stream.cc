@@ -68,29 +68,6 @@ std::uint64_t Stream::enqueue(std::function<Status()> task, bool runAfterError,
   return position;
 }
 
-void Stream::enqueueAll(std::vector<Queued>* tasks) {
-  if (tasks->empty()) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    const std::uint32_t launcher = currentThreadId();
-    for (Queued& q : *tasks) {
-      if (capture_ != nullptr) {
-        recordLocked(std::move(q.fn), q.runAfterError, q.kind);
-        continue;
-      }
-      Task t;
-      t.fn = std::move(q.fn);
-      t.runAfterError = q.runAfterError;
-      t.launcher = launcher;
-      noteTaskQueued(*this, enqueued_.load(std::memory_order_relaxed));
-      queue_.push_back(std::move(t));
-      enqueued_.fetch_add(1, std::memory_order_release);
-    }
-  }
-  tasks->clear();
-  workWord_.notifyAll();
-}
-
 void Stream::recordLocked(std::function<Status()> fn, bool runAfterError, const char* kind) {
   ModelTask recorded;
   recorded.fn = std::move(fn);
@@ -125,6 +102,41 @@ void Stream::enqueueWait(std::shared_ptr<EventState> event, std::uint64_t genera
     enqueued_.fetch_add(1, std::memory_order_release);
   }
   workWord_.notifyAll();
+}
+
+void Stream::enqueueAfter(std::function<Status()> task, const char* kind,
+                          const std::shared_ptr<EventState>& event, std::uint64_t generation) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (capture_ != nullptr) {  // not expected (a model's own stream), but kept correct
+      recordLocked(std::move(task), true, kind);
+      return;
+    }
+    Task t;
+    t.fn = std::move(task);
+    t.runAfterError = true;
+    t.wakeOn = event;
+    t.launcher = currentThreadId();
+    noteTaskQueued(*this, enqueued_.load(std::memory_order_relaxed));
+    queue_.push_back(std::move(t));
+    enqueued_.fetch_add(1, std::memory_order_release);
+  }
+  // Under the event's lock: either its completion comes later and finds this stream
+  // among its listeners (and the task queued), or it came before and is seen here.
+  bool done = false;
+  {
+    std::lock_guard<std::mutex> lock(event->mu);
+    ++event->listeners[this];
+    done = event->done(generation);
+  }
+  if (done) workWord_.notifyAll();
+}
+
+Status Stream::waitInTask(const std::shared_ptr<EventState>& event, std::uint64_t generation) {
+  event->addListener(this);  // its completion wakes this worker, as for a wait task
+  Status s = waitForEvent(event, generation);
+  event->removeListener(this);
+  return s;
 }
 
 void Stream::dependencyDone() {
@@ -248,8 +260,10 @@ void Stream::workerLoop() {
     ++taken;
     // Tasks abort() dropped do not run, except records: their events must complete.
     const bool dropped = taken <= dropThrough_.load(std::memory_order_acquire);
-    if (task.runAfterError ||
-        (!dropped && (!failed() || continueAfterError_.load(std::memory_order_relaxed)))) {
+    const bool runs =
+        !dropped && (!failed() || continueAfterError_.load(std::memory_order_relaxed));
+    runningOnlyAfterError_ = !runs;
+    if (task.runAfterError || runs) {
       trace::Span span("stream", task.waitOn ? "event wait" : "task");
       Status status;
       try {
@@ -268,6 +282,8 @@ void Stream::workerLoop() {
     const bool taskFailed = failed();
     task.fn = nullptr;  // release captures before reporting completion
     if (task.waitOn) task.waitOn->removeListener(this);  // run or skipped alike
+    if (task.wakeOn) task.wakeOn->removeListener(this);
+    task.wakeOn.reset();
     task.waitOn.reset();
     {
       std::lock_guard<std::mutex> lock(mu_);

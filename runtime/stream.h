@@ -35,15 +35,15 @@ class Stream {
   /// (`kind` names it in the model) and the position returned is the next one.
   std::uint64_t enqueue(std::function<Status()> task, bool runAfterError = false,
                         const char* kind = "task");
-  /// A task for enqueueAll.
-  struct Queued {
-    std::function<Status()> fn;
-    bool runAfterError = false;
-    const char* kind = "task";
-  };
-  /// Queues `tasks` in their order under one lock, waking the worker once (a model's
-  /// launch); empties the vector.
-  void enqueueAll(std::vector<Queued>* tasks);
+  /// enqueue (after errors too) of a task whose first act is to wait for `generation`
+  /// of `event` (a model's lane): if that is not done yet, a sleeping worker is left
+  /// asleep and woken by the event's completion, which it would wait for anyway,
+  /// sparing the caller the wake-up.
+  void enqueueAfter(std::function<Status()> task, const char* kind,
+                    const std::shared_ptr<EventState>& event, std::uint64_t generation);
+  /// From a task running on this stream (a model's lane): waits for `generation` of
+  /// `event` as an event wait task does (timeout, abort, the event's error).
+  Status waitInTask(const std::shared_ptr<EventState>& event, std::uint64_t generation);
   /// The capture this stream records into (null: none), and its lane there.
   std::shared_ptr<CaptureState> capture(int* lane = nullptr) const;
   /// Joins (or, null, leaves) a capture on `lane`.
@@ -51,6 +51,10 @@ class Stream {
   /// Later tasks run after a failure too (streamSetFailureMode).
   void setContinueAfterError(bool on) { continueAfterError_.store(on, std::memory_order_relaxed); }
   bool continueAfterError() const { return continueAfterError_.load(std::memory_order_relaxed); }
+  /// From a task that runs after errors (runAfterError): whether it runs only for
+  /// that reason, the stream having failed (and not continuing after errors) or
+  /// abort() having dropped it. Its worker's thread only.
+  bool runningOnlyAfterError() const { return runningOnlyAfterError_; }
   /// streamAbort(): drops what is queued, ends a running wait, then clears the error.
   Status abort();
   /// streamStop(): fails the stream with kAborted, ends a running wait, and holds the
@@ -94,6 +98,7 @@ class Stream {
     std::function<Status()> fn;
     bool runAfterError = false;
     std::shared_ptr<EventState> waitOn;  // set for event waits
+    std::shared_ptr<EventState> wakeOn;  // enqueueAfter: this stream listens to it until run
     std::uint64_t waitGeneration = 0;
     std::uint32_t launcher = 0;  // Linux thread id of the thread that queued it
   };
@@ -132,6 +137,7 @@ class Stream {
   mutable std::mutex mu_;
   std::deque<Task> queue_;
   Task running_;  // the task the worker is running (its wait fields only)
+  bool runningOnlyAfterError_ = false;  // worker thread only
   Status error_;
   std::atomic<std::uint64_t> enqueued_{0};
   std::atomic<std::uint64_t> completed_{0};

@@ -50,10 +50,7 @@ Status captureEventRecord(Stream* s, const std::shared_ptr<EventState>& state, b
   std::size_t laneTask = 0;
   {
     std::lock_guard<std::mutex> lock(c->mu);
-    c->recordLocked(lane, ModelTask::issuer("event record", [state](Stream* r) {
-      recordOn(r, state);
-      return Status::Ok();
-    }));
+    c->recordLocked(lane, ModelTask::ofEvent(ModelTask::Op::kRecord, state));
     laneTask = c->laneTasks[static_cast<std::size_t>(lane)];
   }
   std::lock_guard<std::mutex> lock(state->mu);
@@ -99,10 +96,7 @@ Status captureEventWait(Stream* s, const std::shared_ptr<EventState>& state) {
     s->setCapture(c, lane);
   }
   std::lock_guard<std::mutex> lock(c->mu);
-  c->recordLocked(lane, ModelTask::issuer("event wait", [state](Stream* r) {
-    waitOn(r, state);
-    return Status::Ok();
-  }));
+  c->recordLocked(lane, ModelTask::ofEvent(ModelTask::Op::kWait, state));
   const auto from = static_cast<std::size_t>(recordLane);
   if (recordedIn == c && lane == 0 && recordLane != 0 && c->laneTasks[from] == recordTask) {
     c->joined[from] = true;  // lane 0 now waits for everything that lane recorded
@@ -221,6 +215,7 @@ Status launchKernel(Stream* stream, Kernel kernel, TaskPlace* place) {
     std::shared_ptr<CaptureState> c = captureActive() ? s->capture(&lane) : nullptr;
     if (c != nullptr) {  // a launch of the model hands the kernel the stream it runs on
       ModelTask recorded;
+      recorded.op = ModelTask::Op::kKernel;
       recorded.kernel = std::move(kernel);
       recorded.kind = "kernel";
       c->record(lane, std::move(recorded));

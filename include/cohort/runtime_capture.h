@@ -22,9 +22,11 @@ class Model;  // opaque; made by captureBegin, complete after captureEnd
 // waits on an event recorded in the capture joins it: its tasks are recorded too, on
 // a lane of their own, and it must be joined back (the capturing stream waits on an
 // event recorded on it after its last task) before the capture ends. Launching the
-// model queues its tasks again, in their order, on the stream given (the joined
-// lanes on streams the model owns): it never waits, like any enqueue. A model is
-// immutable; launching it from several threads at once is safe.
+// model queues on the stream given one task that runs lane 0's recorded tasks in
+// their order (each joined lane likewise, on a stream the model owns), each event
+// record a new generation: the host issues a whole model for the price of a few
+// tasks, and never waits, like any enqueue. A model is immutable; launching it from
+// several threads at once is safe.
 
 enum class CaptureMode {
   kGlobal = 0,       ///< unsafe calls are refused in every thread while it captures
@@ -64,12 +66,35 @@ Status captureExchangeMode(CaptureMode* mode);
 /// set, a device synchronize) now: then kCaptured naming `what`.
 Status captureCheckUnsafe(const char* what);
 
-/// Records, on a capturing stream, a task that queues work of its own: each launch
-/// of the model calls `issue` with the stream the task launches on (the layers above
-/// record their operations this way). `issue` must never wait; what it returns is
-/// the launch's. kInvalidUsage if the stream does not capture.
-Status captureRecordIssuer(Stream* stream, const char* kind,
-                           std::function<Status(Stream*)> issue);
+/// What a task recorded by a layer above (captureRecordIssuer) adds to a launch of its
+/// model. A launch gathers each lane's work on the launching thread and queues it at
+/// its end as one task per lane: an issuer adds its work here, at its task's place,
+/// instead of queuing it on a stream. Valid during the issuer's call only.
+class LaunchContext {
+ public:
+  /// The stream the task runs on in this launch, its device and its id (as
+  /// streamDescribe gives them).
+  virtual Stream* stream() const = 0;
+  virtual int device() const = 0;
+  virtual int streamId() const = 0;
+  /// Runs `kernel` at the task's place (handed that stream).
+  virtual void run(Kernel kernel) = 0;
+  /// Records `event` behind everything queued on `on` so far, this launch's work
+  /// included (`on` may be outside the model: then as eventRecord).
+  virtual Status recordEvent(Event* event, Stream* on) = 0;
+  /// The task's stream waits, at the task's place, for the event's latest record.
+  virtual Status waitEvent(Event* event) = 0;
+
+ protected:
+  ~LaunchContext() = default;
+};
+/// Called at each launch on the launching thread; must never wait. An error ends the
+/// launch (what was added so far still runs) and is the launch's.
+using LaunchIssuer = std::function<Status(LaunchContext&)>;
+/// Records, on a capturing stream, a task whose work `issue` adds at each launch of
+/// the model (the layers above record their operations this way). kInvalidUsage if
+/// the stream does not capture.
+Status captureRecordIssuer(Stream* stream, const char* kind, LaunchIssuer issue);
 
 /// Queues the model's tasks on `stream`. Never waits. kCaptured if `stream` captures
 /// (a model inside a model is not supported).

@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
+#include <vector>
 
 #include "cohort/runtime_capture.h"
+#include "common/error.h"
 #include "test_util.h"
 
 namespace cohort::runtime {
@@ -129,6 +132,168 @@ TEST_F(CaptureTest, WhatACaptureRefuses) {
 // A model with a joined lane launches that lane on a stream of its own; after a
 // teardown of the device that stream is gone, and the next launch makes another
 // (never taking a new stream of the program's, maybe at the same address, for it).
+// A task recorded by a layer above (captureRecordIssuer) is asked at every launch
+// what to run: its kernel runs at its place, between the tasks around it; an event
+// it records on a stream outside the model and waits for orders that stream too.
+TEST_F(CaptureTest, AnIssuerAddsItsWorkAtItsPlaceAtEveryLaunch) {
+  std::vector<int> order;  // written by stream_'s worker only, read after synchronizing
+  std::atomic<int> issued{0};
+  Event* outside = nullptr;
+  ASSERT_OK(eventCreate(&outside));
+  ASSERT_OK(captureBegin(stream_, CaptureMode::kThreadLocal));
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    order.push_back(1);
+    return Status::Ok();
+  }));
+  ASSERT_OK(captureRecordIssuer(stream_, "test issuer", [&](LaunchContext& launch) {
+    ++issued;
+    if (launch.stream() == nullptr || launch.device() != 0) {
+      return Status(ErrorCode::kInternal, "the launch's stream is not described");
+    }
+    // other_ (outside the model) is ordered before the kernel below through `outside`.
+    COHORT_RETURN_IF_ERROR(launch.recordEvent(outside, other_));
+    COHORT_RETURN_IF_ERROR(launch.waitEvent(outside));
+    launch.run([&order, on = launch.stream()](Stream* s) {  // the context dies with the call
+      order.push_back(s == on ? 2 : -2);
+      return Status::Ok();
+    });
+    return Status::Ok();
+  }));
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    order.push_back(3);
+    return Status::Ok();
+  }));
+  ASSERT_OK(captureEnd(stream_, &model_));
+  EXPECT_EQ(issued.load(), 0);
+  ModelDescription d;
+  ASSERT_OK(modelDescribe(model_, &d));
+  ASSERT_EQ(d.tasks.size(), 3u);
+  EXPECT_EQ(d.tasks[1].kind, "test issuer");
+  // other_ is busy until `gate` opens: the issuer's kernel must wait for it.
+  std::atomic<bool> gate{false};
+  ASSERT_OK(launchKernel(other_, [&](Stream*) {
+    while (!gate.load()) std::this_thread::yield();
+    return Status::Ok();
+  }));
+  ASSERT_OK(modelLaunch(model_, stream_));
+  EXPECT_EQ(issued.load(), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(streamQuery(stream_).code(), ErrorCode::kNotReady);
+  gate = true;
+  ASSERT_OK(modelLaunch(model_, stream_));
+  ASSERT_OK(streamSynchronize(stream_));
+  EXPECT_EQ(issued.load(), 2);
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3, 1, 2, 3}));
+  EXPECT_OK(eventDestroy(outside));
+}
+
+// An issuer's error ends the launch with that error; what came before it still runs,
+// what comes after it does not.
+TEST_F(CaptureTest, AnIssuersErrorIsTheLaunchsAndStopsItThere) {
+  std::atomic<int> before{0}, after{0};
+  bool fail = false;
+  ASSERT_OK(captureBegin(stream_, CaptureMode::kThreadLocal));
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    ++before;
+    return Status::Ok();
+  }));
+  ASSERT_OK(captureRecordIssuer(stream_, "refuser", [&](LaunchContext&) {
+    return fail ? Status(ErrorCode::kAborted, "the issuer's communicator was aborted")
+                : Status::Ok();
+  }));
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    ++after;
+    return Status::Ok();
+  }));
+  ASSERT_OK(captureEnd(stream_, &model_));
+  ASSERT_OK(modelLaunch(model_, stream_));
+  fail = true;
+  const Status st = modelLaunch(model_, stream_);
+  EXPECT_EQ(st.code(), ErrorCode::kAborted) << st.toString();
+  EXPECT_NE(st.message().find("aborted"), std::string::npos) << st.toString();
+  ASSERT_OK(streamSynchronize(stream_));
+  EXPECT_EQ(before.load(), 2);
+  EXPECT_EQ(after.load(), 1);
+  // Not on a stream that does not capture.
+  EXPECT_EQ(captureRecordIssuer(stream_, "x", [](LaunchContext&) { return Status::Ok(); }).code(),
+            ErrorCode::kInvalidUsage);
+}
+
+// A kernel of a model that fails fails its stream, as a task would; the lane that
+// waits on an event recorded after it gets the error instead of waiting forever, and
+// the kernels behind the failure do not run. The model's own lane stream does not
+// keep the error: the next launch, on a sound stream, runs whole.
+TEST_F(CaptureTest, AFailedKernelInAModelFailsItsLanesAndSkipsTheRest) {
+  Event *fork = nullptr, *join = nullptr;
+  ASSERT_OK(eventCreate(&fork));
+  ASSERT_OK(eventCreate(&join));
+  std::atomic<int> sideRuns{0}, afterFailure{0};
+  std::atomic<bool> fail{true};
+  ASSERT_OK(captureBegin(stream_, CaptureMode::kThreadLocal));
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    return fail.load() ? Status(ErrorCode::kTaskFailed, "the kernel found a bad value")
+                       : Status::Ok();
+  }));
+  ASSERT_OK(eventRecord(fork, stream_));
+  ASSERT_OK(streamWaitEvent(other_, fork));  // other_ joins: a lane of the model
+  ASSERT_OK(launchKernel(other_, [&](Stream*) {
+    ++sideRuns;
+    return Status::Ok();
+  }));
+  ASSERT_OK(eventRecord(join, other_));
+  ASSERT_OK(streamWaitEvent(stream_, join));
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    ++afterFailure;
+    return Status::Ok();
+  }));
+  ASSERT_OK(captureEnd(stream_, &model_));
+  ASSERT_OK(modelLaunch(model_, stream_));
+  const Status st = streamSynchronize(stream_);
+  EXPECT_NE(st.message().find("bad value"), std::string::npos) << st.toString();
+  EXPECT_EQ(afterFailure.load(), 0);
+  EXPECT_EQ(sideRuns.load(), 0);  // its wait got the error from the failed lane
+  fail = false;
+  Stream* fresh = nullptr;
+  ASSERT_OK(streamCreate(&fresh));
+  ASSERT_OK(modelLaunch(model_, fresh));
+  EXPECT_OK(streamSynchronize(fresh));
+  EXPECT_EQ(sideRuns.load(), 1);
+  EXPECT_EQ(afterFailure.load(), 1);
+  EXPECT_OK(streamDestroy(fresh));
+  EXPECT_OK(eventDestroy(fork));
+  EXPECT_OK(eventDestroy(join));
+}
+
+// An abort drops the launches queued on the stream as it drops tasks: none of their
+// kernels runs, and the stream runs later launches again.
+TEST_F(CaptureTest, AnAbortDropsQueuedLaunches) {
+  std::atomic<int> runs{0};
+  std::atomic<bool> gate{false};
+  ASSERT_OK(captureBegin(stream_, CaptureMode::kThreadLocal));
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    ++runs;
+    return Status::Ok();
+  }));
+  ASSERT_OK(captureEnd(stream_, &model_));
+  ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+    while (!gate.load()) std::this_thread::yield();
+    return Status::Ok();
+  }));
+  ASSERT_OK(modelLaunch(model_, stream_));
+  ASSERT_OK(modelLaunch(model_, stream_));
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    gate = true;
+  });
+  const Status aborted = streamAbort(stream_);
+  opener.join();
+  ASSERT_OK(aborted);
+  EXPECT_EQ(runs.load(), 0);
+  ASSERT_OK(modelLaunch(model_, stream_));
+  ASSERT_OK(streamSynchronize(stream_));
+  EXPECT_EQ(runs.load(), 1);
+}
+
 TEST(CaptureResetTest, ALaneStreamIsMadeAgainAfterTheDeviceIsTornDown) {
   ASSERT_OK(setDevice(0));
   Stream* main = nullptr;
