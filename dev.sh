@@ -124,8 +124,8 @@ cmd_run() {
   fi
   unlock_builds
   # The main job: tensor-parallel inference on 4 emulated devices, one rank per process.
-  stage "main job: cohortrun -n 4 tp_inference --job"
-  ./build/tools/cohortrun/cohortrun -n 4 ./build/examples/tp_inference --job "$@"
+  stage "main job: cohortrun -n 4 tp_inference --job --graph"
+  ./build/tools/cohortrun/cohortrun -n 4 ./build/examples/tp_inference --job --graph "$@"
 }
 
 cmd_build() {

@@ -4,6 +4,7 @@
 //   tp_inference --tp 4                  one process, 4 threads, 4 devices (default)
 //   cohortrun -n 4 tp_inference --job    4 processes, one rank each
 //   tp_inference --comm-dtype bf16       activations allreduced in bf16 (or fp16)
+//   tp_inference --graph                 also replay each decode step from a captured model
 //
 // Each layer's QKV and first MLP linear are column-parallel, the attention output
 // and second MLP linear row-parallel with an allreduce after each, and the
@@ -80,6 +81,9 @@ void addOptions(CLI::App* app, tp::Options* o) {
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   app->add_flag("--job", o->job, "Run as one rank of a job (cohortrun, mpirun) per process");
+  app->add_flag("--graph", o->graph,
+                "Also run with every decode step captured once (stream capture, like "
+                "aclmdlRI) and replayed; compare the host's time to issue a step");
 }
 
 void printSummary(const tp::Options& o, const tp::Summary& s, const std::string& how) {
@@ -103,6 +107,7 @@ void printSummary(const tp::Options& o, const tp::Summary& s, const std::string&
   row("single device (reference)", s.reference, false);
   row(fmt::format("tp={} without overlap", o.tp), s.serial, true);
   row(fmt::format("tp={} with overlap", o.tp), s.overlap, true);
+  if (o.graph) row(fmt::format("tp={} replayed", o.tp), s.replayed, true);
   // The rounds' own ratios rather than the ratio of the two rows: a round's two
   // runs are back to back, so a drift of the machine's speed between rounds
   // cancels out; their spread shows what one difference is worth.
@@ -114,6 +119,21 @@ void printSummary(const tp::Options& o, const tp::Summary& s, const std::string&
       "the run without overlap (the median of {} rounds; they range from {:.2f}x to {:.2f}x)\n",
       100 * s.overlap.overlapShare(), speedups[(speedups.size() - 1) / 2], o.rounds,
       speedups.front(), speedups.back());
+  if (o.graph) {
+    std::vector<double> replay = s.replaySpeedups;
+    std::sort(replay.begin(), replay.end());
+    if (replay.empty()) replay.push_back(0.0);
+    const double eagerUs = 1e6 * s.overlap.issueSeconds, replayUs = 1e6 * s.replayed.issueSeconds;
+    fmt::print(
+        "replay: the host issues a decode step in {:.1f} us instead of {:.1f} us ({:.1f}x less; "
+        "the median step, the slowest rank)\n",
+        replayUs, eagerUs, replayUs > 0 ? eagerUs / replayUs : 0.0);
+    fmt::print(
+        "replay: {:.2f}x the speed of the run with overlap (the median of {} rounds; they range "
+        "from {:.2f}x to {:.2f}x); {}/{} tokens identical to it\n",
+        replay[(replay.size() - 1) / 2], o.rounds, replay.front(), replay.back(),
+        s.replayTokensEqual, s.replayTokensCompared);
+  }
   const std::string ties =
       s.nearTies == 0 ? ""
                       : fmt::format(", {} sequence(s) compared up to a near tie", s.nearTies);

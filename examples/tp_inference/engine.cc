@@ -52,6 +52,9 @@ Status TpEngine::create(const ModelConfig& model, const RunShape& shape,
 }
 
 TpEngine::~TpEngine() {
+  for (rt::Model* m : replay_) {
+    if (m != nullptr) (void)rt::modelDestroy(m);
+  }
   for (rt::Stream* s : {compute_, link_}) {
     if (s != nullptr) (void)rt::streamDestroy(s);
   }
@@ -110,6 +113,9 @@ Status TpEngine::allocate() {
   float* tokens = nullptr;
   TP_TRY(deviceAlloc(static_cast<std::size_t>(shape_.batch) * len, &tokens));
   tokens_ = reinterpret_cast<std::int32_t*>(tokens);  // int32 and float are both 4 bytes
+  float* stepAt = nullptr;
+  TP_TRY(deviceAlloc(1, &stepAt));
+  stepAt_ = reinterpret_cast<std::int32_t*>(stepAt);
   const std::size_t steps = len - T + 1;
   if (keepLogits_) TP_TRY(deviceAlloc(steps * shape_.batch * model_.vocab, &history_));
   prompts_.assign(static_cast<std::size_t>(shape_.batch) * len, 0);

@@ -7,10 +7,16 @@
 // the collective's completion event only where the result is consumed. So the
 // allreduce of micro-batch m runs while micro-batch m+1 computes; no host wait
 // sits anywhere inside a generation.
+//
+// With replay (`graph`), the decode step is captured once into a model (the
+// runtime's stream capture, CANN's aclmdlRI) and every decode step launches it:
+// one host call instead of the step's ~150. Its kernels read the step from
+// device memory, where the last of them advances it.
 #pragma once
 
 #include <cohort/communicator.h>
 #include <cohort/runtime.h>
+#include <cohort/runtime_capture.h>
 
 #include <atomic>
 #include <cstdint>
@@ -51,14 +57,17 @@ class TpEngine {
 
   /// Enqueues a whole greedy generation of `tokens` tokens per sequence (prefill
   /// plus decode steps). `overlap` false: the compute stream waits for every
-  /// collective as soon as it is issued (the comparison run).
-  cohort::Status enqueueGenerate(int tokens, bool overlap);
+  /// collective as soon as it is issued (the comparison run). `replay`: each decode
+  /// step is a launch of the captured step (captured at the first such call).
+  cohort::Status enqueueGenerate(int tokens, bool overlap, bool replay = false);
   /// Waits for the generation; with `progress`, draws a bar on stderr.
   cohort::Status wait(const std::string& label, bool progress);
   /// After wait: tokens [batch x tokens]; logits [tokens x batch x vocab] if kept.
   cohort::Status fetch(std::vector<std::int32_t>* tokens, std::vector<float>* logits) const;
   /// Compute/communication overlap of the last generation.
   OverlapStats overlap() const { return measureOverlap(computeTimes_, commTimes_); }
+  /// The host's time to issue each decode step of the last generation, in seconds.
+  const std::vector<double>& issueTimes() const { return issueSeconds_; }
 
  private:
   // One micro-batch's sequences [seq0, seq0 + seqs): activations, KV cache
@@ -90,7 +99,19 @@ class TpEngine {
   cohort::Status launch(std::function<void()> body);
   cohort::Status communicate(MicroBatch& m, bool gather, std::size_t count);
   cohort::Status consume(MicroBatch& m);
-  cohort::Status enqueueStep(int step);
+  // The step a kernel computes: given when the step is issued directly, read from
+  // device memory when it runs as part of a replayed model.
+  struct StepRef {
+    int fixed = 0;
+    const std::int32_t* at = nullptr;
+    int get() const { return at != nullptr ? *at : fixed; }
+  };
+  /// Step 0 is the prefill of the whole prompt; then one new token per step.
+  int positionOf(int step) const { return step == 0 ? 0 : shape_.promptLen + step - 1; }
+  /// Queues step `step` (T new positions per sequence: the prompt, or 1).
+  cohort::Status enqueueStep(StepRef step, int T);
+  /// Captures one decode step into replay_[overlap] (once).
+  cohort::Status captureDecodeStep();
   void attentionBlock(MicroBatch& m, int layer, int T, int p0);
   void mlpBlock(MicroBatch& m, int layer, int T);
   void headBlock(MicroBatch& m, int T);
@@ -112,6 +133,9 @@ class TpEngine {
   std::vector<std::int32_t> prompts_;
   int tokensPerSeq_ = 0;
   bool overlapRun_ = true;
+  std::int32_t* stepAt_ = nullptr;  // device: the step a replayed decode step runs
+  cohort::runtime::Model* replay_[2] = {nullptr, nullptr};  // by overlapRun_
+  std::vector<double> issueSeconds_;  // per decode step of the last generation
   std::atomic<int> stepsDone_{0};
   std::vector<Interval> computeTimes_;  // written by the compute stream only
   std::vector<Interval> commTimes_;     // written by the link stream only

@@ -70,7 +70,7 @@ Status TpEngine::consume(MicroBatch& m) {
   return comm_ == nullptr ? Status::Ok() : rt::streamWaitEvent(compute_, m.done);
 }
 
-Status TpEngine::enqueueGenerate(int tokens, bool overlap) {
+Status TpEngine::enqueueGenerate(int tokens, bool overlap, bool replay) {
   if (tokens < 1 || shape_.promptLen + tokens > model_.maxLen) {
     return Status(ErrorCode::kInvalidArgument,
                   fmt::format("generate: {} tokens after a prompt of {} do not fit a cache of {}",
@@ -82,28 +82,64 @@ Status TpEngine::enqueueGenerate(int tokens, bool overlap) {
   stepsDone_ = 0;
   computeTimes_.clear();
   commTimes_.clear();
+  issueSeconds_.clear();
+  if (replay && tokens > 1) TP_TRY(captureDecodeStep());
   const std::size_t bytes = prompts_.size() * sizeof(std::int32_t);
   TP_TRY(rt::memcpyAsync(tokens_, bytes, prompts_.data(), bytes, rt::MemcpyKind::kHostToDevice,
                          compute_));
-  for (int step = 0; step < tokens; ++step) TP_TRY(enqueueStep(step));
+  TP_TRY(enqueueStep(StepRef{0, nullptr}, shape_.promptLen));
+  if (replay && tokens > 1) {
+    static const std::int32_t kFirstDecodeStep = 1;
+    TP_TRY(rt::memcpyAsync(stepAt_, sizeof(std::int32_t), &kFirstDecodeStep,
+                           sizeof(std::int32_t), rt::MemcpyKind::kHostToDevice, compute_));
+  }
+  for (int step = 1; step < tokens; ++step) {
+    const double begin = nowSeconds();
+    TP_TRY(replay ? rt::modelLaunch(replay_[overlap], compute_)
+                  : enqueueStep(StepRef{step, nullptr}, 1));
+    issueSeconds_.push_back(nowSeconds() - begin);
+  }
   return Status::Ok();
 }
 
-Status TpEngine::enqueueStep(int step) {
-  // Step 0 is the prefill of the whole prompt; then one new token per step.
-  const int T = step == 0 ? shape_.promptLen : 1;
-  const int p0 = step == 0 ? 0 : shape_.promptLen + step - 1;
+// The capture records what enqueueStep queues on both streams (the link stream
+// joins it through the first event it waits on, and every collective's done
+// event is waited on by the compute stream before the step's end), plus the
+// kernel that moves the step on.
+Status TpEngine::captureDecodeStep() {
+  rt::Model*& model = replay_[overlapRun_ ? 1 : 0];
+  if (model != nullptr) return Status::Ok();
+  TP_TRY(rt::captureBegin(compute_, rt::CaptureMode::kThreadLocal));
+  Status queued = enqueueStep(StepRef{0, stepAt_}, 1);
+  if (queued.ok()) {
+    queued = rt::launchKernel(compute_, [this](rt::Stream*) {
+      ++*stepAt_;
+      return Status::Ok();
+    });
+  }
+  rt::Model* captured = nullptr;
+  const Status ended = rt::captureEnd(compute_, &captured);
+  if (!queued.ok() || !ended.ok()) {
+    if (captured != nullptr) (void)rt::modelDestroy(captured);
+    return queued.ok() ? ended : queued;
+  }
+  model = captured;
+  return Status::Ok();
+}
+
+Status TpEngine::enqueueStep(StepRef step, int T) {
   const std::size_t h = model_.hidden;
   for (auto& m : micro_) {
-    TP_TRY(launch([this, &m = *m, T, p0] {
+    TP_TRY(launch([this, &m = *m, step, T] {
       embedTokens(tokens_ + static_cast<std::size_t>(m.seq0) * model_.maxLen, model_.maxLen, m.seqs,
-                  p0, T, weights_->embed, weights_->position, model_.hidden, m.x);
+                  positionOf(step.get()), T, weights_->embed, weights_->position, model_.hidden,
+                  m.x);
     }));
   }
   for (int l = 0; l < model_.layers; ++l) {
     for (auto& m : micro_) {
       if (l > 0) TP_TRY(consume(*m));
-      TP_TRY(launch([this, &m = *m, l, T, p0] { attentionBlock(m, l, T, p0); }));
+      TP_TRY(launch([this, &m = *m, l, step, T] { attentionBlock(m, l, T, positionOf(step.get())); }));
       TP_TRY(communicate(*m, false, m->seqs * T * h));
     }
     for (auto& m : micro_) {
@@ -119,7 +155,7 @@ Status TpEngine::enqueueStep(int step) {
   }
   for (auto& m : micro_) {
     TP_TRY(consume(*m));
-    TP_TRY(launch([this, &m = *m, step] { sample(m, step); }));
+    TP_TRY(launch([this, &m = *m, step] { sample(m, step.get()); }));
   }
   return Status::Ok();
 }

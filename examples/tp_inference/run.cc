@@ -41,34 +41,52 @@ Status barrier(Communicator* comm) {
   return rt::streamSynchronize(nullptr);
 }
 
-Status timedGenerate(TpEngine& engine, int tokens, bool overlap, const std::string& label,
+// How one generation runs: overlapped or not, decode steps issued or replayed.
+struct RunKind {
+  bool overlap = true;
+  bool replay = false;
+};
+
+Status timedGenerate(TpEngine& engine, int tokens, RunKind kind, const std::string& label,
                      bool progress, double* seconds) {
   const double begin = nowSeconds();
-  TP_TRY(engine.enqueueGenerate(tokens, overlap));
+  TP_TRY(engine.enqueueGenerate(tokens, kind.overlap, kind.replay));
   TP_TRY(engine.wait(label, progress));
   *seconds = nowSeconds() - begin;
   return Status::Ok();
 }
 
-// Pages in the buffers, starts OpenBLAS and the connections before timing.
+// Pages in the buffers, starts OpenBLAS and the connections before timing (and
+// captures the replayed decode step).
 Status warmUp(TpEngine& engine, const Options& o) {
   TP_TRY(engine.enqueueGenerate(std::min(2, o.tokens), true));
+  TP_TRY(engine.wait("", false));
+  if (!o.graph) return Status::Ok();
+  TP_TRY(engine.enqueueGenerate(std::min(2, o.tokens), true, true));
   return engine.wait("", false);
 }
 
-Status measure(Communicator* comm, TpEngine& engine, const Options& o, bool overlap,
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
+}
+
+Status measure(Communicator* comm, TpEngine& engine, const Options& o, RunKind kind,
                PhaseResult* out, Generation* gen) {
   TP_TRY(barrier(comm));  // every rank starts the clock together
   const std::string label =
-      fmt::format("tp={} {}", comm->size(), overlap ? "with overlap" : "without overlap");
+      fmt::format("tp={} {}", comm->size(),
+                  !kind.overlap ? "without overlap" : kind.replay ? "replayed" : "with overlap");
   double seconds = 0;
-  TP_TRY(timedGenerate(engine, o.tokens, overlap, label, comm->rank() == 0, &seconds));
+  TP_TRY(timedGenerate(engine, o.tokens, kind, label, comm->rank() == 0, &seconds));
   const OverlapStats stats = engine.overlap();
-  std::vector<double> slowest{seconds};
+  std::vector<double> slowest{seconds, median(engine.issueTimes())};
   TP_TRY(reduceValues(comm, &slowest, ReduceOp::kMax));
   std::vector<double> sums{stats.commSeconds, stats.hiddenSeconds};
   TP_TRY(reduceValues(comm, &sums, ReduceOp::kSum));
   out->seconds = slowest[0];
+  out->issueSeconds = slowest[1];
   out->commSeconds = sums[0] / comm->size();
   out->hiddenSeconds = sums[1] / comm->size();
   return comm->rank() == 0 ? engine.fetch(&gen->tokens, &gen->logits) : Status::Ok();
@@ -89,7 +107,7 @@ Status runReference(const Options& o, PhaseResult* out, Generation* gen) {
   TP_TRY(TpEngine::create(o.model, o.shape, &weights, nullptr, cohort::DataType::kFloat32, true,
                           &engine));
   TP_TRY(warmUp(*engine, o));
-  TP_TRY(timedGenerate(*engine, o.tokens, true, "single device", true, &out->seconds));
+  TP_TRY(timedGenerate(*engine, o.tokens, RunKind{}, "single device", true, &out->seconds));
   return engine->fetch(&gen->tokens, &gen->logits);
 }
 
@@ -163,23 +181,35 @@ Status runRank(Communicator* comm, const Options& o, Summary* out) {
   std::unique_ptr<TpEngine> engine;
   TP_TRY(TpEngine::create(o.model, o.shape, &weights, comm, o.commType, root, &engine));
   TP_TRY(warmUp(*engine, o));
-  // Both runs in every round, their order swapped each round so that neither is
+  // Every run in every round, their order rotated each round so that none is
   // always the one a drift of the machine's speed favours. Every generation is checked.
-  std::vector<PhaseResult> serial, overlapped;
+  std::vector<RunKind> kinds{{true, false}, {false, false}};
+  if (o.graph) kinds.push_back({true, true});
+  std::vector<PhaseResult> serial, overlapped, replayed;
   std::vector<Generation> generations;
   for (int r = 0; r < o.rounds; ++r) {
-    for (int k = 0; k < 2; ++k) {
-      const bool overlap = (k == 0) == (r % 2 == 0);
+    Generation eager, replay;
+    for (std::size_t k = 0; k < kinds.size(); ++k) {
+      const RunKind kind = kinds[(k + static_cast<std::size_t>(r)) % kinds.size()];
       PhaseResult result;
       Generation gen;
-      TP_TRY(measure(comm, *engine, o, overlap, &result, &gen));
-      (overlap ? overlapped : serial).push_back(result);
-      if (root) generations.push_back(std::move(gen));
+      TP_TRY(measure(comm, *engine, o, kind, &result, &gen));
+      (!kind.overlap ? serial : kind.replay ? replayed : overlapped).push_back(result);
+      if (!root) continue;
+      if (kind.overlap) (kind.replay ? replay : eager).tokens = gen.tokens;
+      generations.push_back(std::move(gen));
     }
     out->roundSpeedups.push_back(serial.back().seconds / overlapped.back().seconds);
+    if (!o.graph) continue;
+    out->replaySpeedups.push_back(overlapped.back().seconds / replayed.back().seconds);
+    for (std::size_t i = 0; i < eager.tokens.size() && i < replay.tokens.size(); ++i) {
+      ++out->replayTokensCompared;
+      out->replayTokensEqual += eager.tokens[i] == replay.tokens[i];
+    }
   }
   out->serial = medianRound(serial);
   out->overlap = medianRound(overlapped);
+  if (o.graph) out->replayed = medianRound(replayed);
   std::vector<double> passed{1.0};
   if (root) {
     Generation reference;
@@ -187,7 +217,8 @@ Status runRank(Communicator* comm, const Options& o, Summary* out) {
     for (const Generation& gen : generations) {
       compare(gen, reference, o.shape.batch, o.model.vocab, o.tolerance, out);
     }
-    passed[0] = out->firstMismatch < 0 && out->maxLogitError <= o.tolerance;
+    passed[0] = out->firstMismatch < 0 && out->maxLogitError <= o.tolerance &&
+                out->replayTokensEqual == out->replayTokensCompared;
   }
   TP_TRY(reduceValues(comm, &passed, ReduceOp::kMin));  // every rank learns the verdict
   out->passed = passed[0] == 1.0;

@@ -25,6 +25,9 @@ struct Options {
   /// other way round): each run's figures are its median round, as one round on a
   /// busy machine swings more than overlap gains.
   int rounds = 5;
+  /// Also run the overlapped generation with every decode step replayed from a
+  /// captured model, and compare it with the eager one.
+  bool graph = false;
 };
 
 /// The logits tolerance that fits a communication type (examples/README.md says why):
@@ -38,6 +41,8 @@ struct PhaseResult {
   double seconds = 0;
   double commSeconds = 0;
   double hiddenSeconds = 0;
+  /// The host's time to issue one decode step: the median step, the slowest rank.
+  double issueSeconds = 0;
   double overlapShare() const { return commSeconds > 0 ? hiddenSeconds / commSeconds : 0.0; }
 };
 
@@ -45,10 +50,16 @@ struct PhaseResult {
 struct Summary {
   PhaseResult serial;     ///< tensor parallel, compute waits for each collective
   PhaseResult overlap;    ///< tensor parallel, micro-batches overlap
+  PhaseResult replayed;   ///< as overlap, each decode step a launch of a captured model
   PhaseResult reference;  ///< one device, no communication
   /// Per round, the speed with overlap over the speed without (the two runs of a
   /// round are back to back: a drift of the machine's speed cancels out).
   std::vector<double> roundSpeedups;
+  /// Per round (with Options::graph), the speed replayed over the speed of overlap.
+  std::vector<double> replaySpeedups;
+  /// Tokens of the replayed generations equal to the eager (overlap) ones of their round.
+  int replayTokensCompared = 0;
+  int replayTokensEqual = 0;
   int tokensCompared = 0;    ///< of both generations, made from the same tokens so far
   int tokensEqual = 0;
   /// Sequences that took another token where the reference's top logits are within
