@@ -1,11 +1,12 @@
 // Labels (aclrtCreateLabel ... aclrtSwitchLabelByIndex). A label marks a place in a
-// stream bound to a model runtime instance, and a switch jumps there: Cohort's streams
-// are queues run once in order and cannot jump, so labels and label lists are made,
-// checked and destroyed for real, and setting or switching to them is not supported.
+// stream bound to a model being built (aclmdlRIBindStream), and a switch there jumps
+// to one of a list's labels at each launch (the runtime's labelSet and
+// labelSwitchByIndex, keyed by the label's handle): Cohort jumps within one stream.
 #include <atomic>
 #include <vector>
 
 #include "acl/entry_names.h"
+#include "cohort/runtime_capture.h"
 
 namespace {
 
@@ -67,12 +68,10 @@ aclError aclrtDestroyLabel(aclrtLabel label) {
 
 aclError aclrtSetLabel(aclrtLabel label, aclrtStream stream) {
   const char* fn = "aclrtSetLabel";
-  (void)stream;
   return apiCall(fn, [&]() -> Outcome {
     ACL_RETURN_IF_FAILED(needLabel(fn, label));
-    return unsupportedCase(fn,
-                        "labels mark places in streams bound to a model runtime instance, "
-                        "and Cohort's streams do not jump");
+    if (stream == nullptr) return nullArgument(fn, "stream");
+    return withName(fn, cohort::runtime::labelSet(label, toStream(stream)));
   });
 }
 
@@ -113,9 +112,21 @@ aclError aclrtDestroyLabelList(aclrtLabelList labelList) {
 aclError aclrtSwitchLabelByIndex(void* ptr, uint32_t maxValue, aclrtLabelList labelList,
                                  aclrtStream stream) {
   const char* fn = "aclrtSwitchLabelByIndex";
-  (void)ptr, (void)maxValue, (void)stream;
   return apiCall(fn, [&]() -> Outcome {
     COHORT_RETURN_IF_ERROR(labelLists().lookup(fn, "labelList", labelList, "label list"));
-    return unsupportedCase(fn, "Cohort's streams run their tasks once, in order, and do not jump");
+    if (ptr == nullptr) return nullArgument(fn, "ptr");
+    if (stream == nullptr) return nullArgument(fn, "stream");
+    if (reinterpret_cast<std::uintptr_t>(ptr) % alignof(uint32_t) != 0) {
+      return invalidArgument(fn, "ptr {} is not aligned for its uint32 index", ptr);
+    }
+    std::shared_ptr<LabelList> list = labelLists().find(labelList);
+    if (maxValue == 0 || maxValue > list->labels.size()) {
+      return invalidArgument(fn, "maxValue {} is not in [1, {}] (the labels in the list)",
+                             maxValue, list->labels.size());
+    }
+    std::vector<const void*> targets(list->labels.begin(), list->labels.end());
+    return withName(fn, cohort::runtime::labelSwitchByIndex(static_cast<const uint32_t*>(ptr),
+                                                            maxValue, std::move(targets),
+                                                            toStream(stream)));
   });
 }

@@ -1,13 +1,14 @@
 // Model run instances (acl/acl_rt_kernel.h): stream capture into a model and its
-// launch, over the runtime's captures (cohort/runtime.h). Built models
-// (aclmdlRIBuild*), conditional and updatable tasks, dump configuration and process
-// snapshots are features Cohort does not implement: those entry points answer "not
-// supported" without looking at their arguments.
+// launch, and models built from bound streams (aclmdlRIBuild*), over the runtime's
+// captures (cohort/runtime_capture.h). Conditional and updatable tasks, dump
+// configuration and process snapshots are features Cohort does not implement: those
+// entry points answer "not supported" without looking at their arguments.
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "acl/acl.h"
 #include "acl/entry_names.h"
+#include "acl/stream_attrs.h"
 #include "cohort/runtime_capture.h"
 #include "acl/unsupported.h"
 #include "common/log.h"
@@ -17,8 +18,9 @@ namespace {
 using cohort::acl::notSupported;
 
 constexpr const char* kNoModelRI =
-    "Cohort records models by stream capture only (aclmdlRICaptureBegin/End); built, "
-    "conditional and updatable models are not implemented";
+    "Cohort records models by stream capture (aclmdlRICaptureBegin/End) and builds them "
+    "from bound streams (aclmdlRIBuildBegin ... BuildEnd); conditional and updatable "
+    "models are not implemented";
 constexpr const char* kNoDump = "Cohort runs no models or operators whose data could be dumped";
 constexpr const char* kNoSnapshot = "Cohort cannot back up or restore a process's devices";
 
@@ -215,13 +217,68 @@ aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream, aclrtTaskGrp) {
 aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream) {
   return noModel("aclmdlRICaptureTaskUpdateEnd");
 }
-aclError aclmdlRIBuildBegin(aclmdlRI*, uint32_t) { return noModel("aclmdlRIBuildBegin"); }
-aclError aclmdlRIBindStream(aclmdlRI, aclrtStream, uint32_t) {
-  return noModel("aclmdlRIBindStream");
+// ---- Built models: streams bound to the model hold their work for it --------------
+
+aclError aclmdlRIBuildBegin(aclmdlRI* modelRI, uint32_t flag) {
+  const char* fn = "aclmdlRIBuildBegin";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    if (modelRI == nullptr) return nullArgument(fn, "modelRI");
+    if (flag != 0) return invalidArgument(fn, "flag {} is reserved and must be 0", flag);
+    ACL_RETURN_IF_FAILED(requireDevice(fn));
+    rt::Model* model = nullptr;
+    ACL_RETURN_IF_FAILED(withName(fn, rt::modelBuildBegin(&model)));
+    *modelRI = model;
+    return Status::Ok();
+  });
 }
-aclError aclmdlRIEndTask(aclmdlRI, aclrtStream) { return noModel("aclmdlRIEndTask"); }
-aclError aclmdlRIBuildEnd(aclmdlRI, void*) { return noModel("aclmdlRIBuildEnd"); }
-aclError aclmdlRIUnbindStream(aclmdlRI, aclrtStream) { return noModel("aclmdlRIUnbindStream"); }
+
+aclError aclmdlRIBindStream(aclmdlRI modelRI, aclrtStream stream, uint32_t flag) {
+  const char* fn = "aclmdlRIBindStream";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    if (modelRI == nullptr) return nullArgument(fn, "modelRI");
+    if (stream == nullptr) return nullArgument(fn, "stream");
+    if (flag != ACL_MODEL_STREAM_FLAG_HEAD && flag != ACL_MODEL_STREAM_FLAG_DEFAULT) {
+      return invalidArgument(fn, "flag {:#x} is neither ACL_MODEL_STREAM_FLAG_HEAD nor "
+                             "ACL_MODEL_STREAM_FLAG_DEFAULT", flag);
+    }
+    cohort::acl::StreamSettings settings;
+    ACL_RETURN_IF_FAILED(withName(fn, cohort::acl::StreamAttrs::get().read(stream, &settings)));
+    if ((settings.flags & ACL_STREAM_PERSISTENT) == 0) {
+      return invalidArgument(fn, "the stream was not created with ACL_STREAM_PERSISTENT "
+                             "(aclrtCreateStreamWithConfig): only such streams hold work for a "
+                             "model");
+    }
+    return withName(fn, rt::modelBindStream(toModel(modelRI), toStream(stream),
+                                                flag == ACL_MODEL_STREAM_FLAG_HEAD));
+  });
+}
+
+aclError aclmdlRIEndTask(aclmdlRI modelRI, aclrtStream stream) {
+  const char* fn = "aclmdlRIEndTask";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    if (modelRI == nullptr) return nullArgument(fn, "modelRI");
+    if (stream == nullptr) return nullArgument(fn, "stream");
+    return withName(fn, rt::modelEndTask(toModel(modelRI), toStream(stream)));
+  });
+}
+
+aclError aclmdlRIBuildEnd(aclmdlRI modelRI, void* reserve) {
+  const char* fn = "aclmdlRIBuildEnd";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    if (modelRI == nullptr) return nullArgument(fn, "modelRI");
+    if (reserve != nullptr) return invalidArgument(fn, "reserve is reserved and must be NULL");
+    return withName(fn, rt::modelBuildEnd(toModel(modelRI)));
+  });
+}
+
+aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream) {
+  const char* fn = "aclmdlRIUnbindStream";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    if (modelRI == nullptr) return nullArgument(fn, "modelRI");
+    if (stream == nullptr) return nullArgument(fn, "stream");
+    return withName(fn, rt::modelUnbindStream(toModel(modelRI), toStream(stream)));
+  });
+}
 aclError aclmdlRIAbort(aclmdlRI) { return noModel("aclmdlRIAbort"); }
 aclError aclmdlRIUpdate(aclmdlRI) { return noModel("aclmdlRIUpdate"); }
 aclError aclmdlRISetName(aclmdlRI, const char*) { return noModel("aclmdlRISetName"); }

@@ -5,6 +5,7 @@
 #include "runtime/capture.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "common/error.h"
@@ -126,18 +127,17 @@ void Model::setCapturing(std::shared_ptr<CaptureState> capture) {
   capturing_ = std::move(capture);
 }
 
-void Model::finish(int lanes, std::vector<ModelTask> tasks) {
-  std::lock_guard<std::mutex> lock(mu_);
-  capturing_.reset();
-  complete_ = true;
-  lanes_ = lanes;
+Status ModelPlan::compile(int lanes, std::vector<ModelTask> tasks,
+                          std::shared_ptr<const ModelPlan>* out) {
   auto plan = std::make_shared<ModelPlan>();
   plan->lanes.resize(static_cast<std::size_t>(lanes));
   using Op = ModelPlan::Step::Op;
+  std::vector<std::map<const void*, std::uint32_t>> labelsAt(plan->lanes.size());
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const ModelTask& t = tasks[i];
     const auto index = static_cast<std::uint32_t>(i);
-    auto& lane = plan->lanes[static_cast<std::size_t>(t.lane)];
+    const auto laneIndex = static_cast<std::size_t>(t.lane);
+    auto& lane = plan->lanes[laneIndex];
     switch (t.op) {
       case ModelTask::Op::kRecord:
       case ModelTask::Op::kWait:
@@ -153,12 +153,64 @@ void Model::finish(int lanes, std::vector<ModelTask> tasks) {
         plan->active.push_back(index);
         plan->activeSlot.push_back(plan->issuers++);
         break;
+      case ModelTask::Op::kLabel:
+        if (!labelsAt[laneIndex].emplace(t.label, static_cast<std::uint32_t>(lane.size())).second) {
+          return makeError(ErrorCode::kInvalidUsage,
+                           "label {} was set twice on the same stream of the model", t.label);
+        }
+        lane.push_back({Op::kLabel, index, 0});
+        break;
+      case ModelTask::Op::kSwitch:
+        lane.push_back({Op::kSwitch, index, static_cast<std::uint32_t>(plan->jumps.size())});
+        plan->jumps.emplace_back();
+        break;
       default:
         lane.push_back({Op::kTask, index, 0});
     }
   }
+  // A switch's labels are resolved once every label is set (they may come after it).
+  for (std::size_t l = 0; l < plan->lanes.size(); ++l) {
+    for (const ModelPlan::Step& step : plan->lanes[l]) {
+      if (step.op != Op::kSwitch) continue;
+      for (const void* label : tasks[step.task].jump->labels) {
+        auto it = labelsAt[l].find(label);
+        if (it == labelsAt[l].end()) {
+          return makeError(ErrorCode::kInvalidUsage,
+                           "a label switch jumps to label {}, which was not set on the switch's "
+                           "stream (Cohort jumps within a stream only)",
+                           label);
+        }
+        plan->jumps[step.slot].push_back(it->second);
+      }
+    }
+  }
   plan->tasks = std::move(tasks);
+  *out = std::move(plan);
+  return Status::Ok();
+}
+
+Status Model::finish(int lanes, std::vector<ModelTask> tasks) {
+  std::shared_ptr<const ModelPlan> plan;
+  COHORT_RETURN_IF_ERROR(ModelPlan::compile(lanes, std::move(tasks), &plan));
+  std::lock_guard<std::mutex> lock(mu_);
+  capturing_.reset();
+  complete_ = true;
+  lanes_ = lanes;
   plan_ = std::move(plan);
+  return Status::Ok();
+}
+
+void Model::bind(Stream* stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  bound_.push_back(stream);
+}
+
+bool Model::unbind(Stream* stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = std::find(bound_.begin(), bound_.end(), stream);
+  if (it == bound_.end()) return false;
+  bound_.erase(it);
+  return true;
 }
 
 bool Model::complete() const {
@@ -259,10 +311,25 @@ Status runLane(const LaunchProgram& p, std::size_t lane, Stream* s) {
                    : s->failed() ? s->error()
                                  : Status(ErrorCode::kAborted, s->name() + " was aborted");
   using Op = ModelPlan::Step::Op;
-  for (const ModelPlan::Step& step : plan.lanes[lane]) {
+  const std::vector<ModelPlan::Step>& steps = plan.lanes[lane];
+  for (std::size_t pc = 0; pc < steps.size(); ++pc) {
+    const ModelPlan::Step& step = steps[pc];
     if (step.task > p.stopAt) break;  // the launch ended there
     const ModelTask& t = plan.tasks[step.task];
     switch (step.op) {
+      case Op::kLabel:
+        break;
+      case Op::kSwitch: {
+        if (!failure.ok()) break;
+        const ModelTask::Switch& jump = *t.jump;
+        const std::vector<std::uint32_t>& targets = plan.jumps[step.slot];
+        const std::size_t count = std::min<std::size_t>(jump.maxValue, targets.size());
+        // Read when the switch runs (device memory the model's work may have written);
+        // an index past the list jumps to its last label, as CANN documents.
+        const std::uint32_t index = __atomic_load_n(jump.index, __ATOMIC_ACQUIRE);
+        pc = targets[std::min<std::size_t>(index, count - 1)];  // the label; then past it
+        break;
+      }
       case Op::kRecord: {
         const std::uint64_t generation = p.generations[step.slot];
         if (generation != 0) t.event->complete(generation, failure, s->name());
@@ -364,9 +431,10 @@ Status Model::launch(Stream* stream) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!complete_) {
     return makeError(ErrorCode::kInvalidUsage, "model {} {}", id_,
-                     capturing_ != nullptr ? "is still being captured"
-                                           : "was never completed: its capturing stream was "
-                                             "destroyed before the capture ended");
+                     capturing_ == nullptr ? "was never completed (its capture or build broke "
+                                             "or was given up)"
+                     : capturing_->building ? "is still being built (modelBuildEnd)"
+                                            : "is still being captured");
   }
   std::vector<Stream*> lanes;
   COHORT_RETURN_IF_ERROR(laneStreamsLocked(stream, &lanes));
@@ -463,6 +531,12 @@ Status captureEnd(Stream* stream, Model** model) {
     if (c == nullptr) {
       return makeError(ErrorCode::kInvalidUsage, "captureEnd: {} does not capture", s->name());
     }
+    if (c->building) {
+      return makeError(ErrorCode::kInvalidUsage,
+                       "captureEnd: {} is bound to model {}, which is built, not captured (end it "
+                       "with modelEndTask and modelBuildEnd)",
+                       s->name(), c->modelId);
+    }
     if (lane != 0) {
       return makeError(ErrorCode::kInvalidUsage,
                        "captureEnd: {} joined a capture through an event; end it on the stream "
@@ -489,9 +563,12 @@ Status captureEnd(Stream* stream, Model** model) {
     endCapture(c);
     Model* made = c->model;
     if (problem.empty() && unjoined == 0) {
-      made->finish(lanes, std::move(tasks));
-      *model = made;
-      return Status::Ok();
+      const Status finished = made->finish(lanes, std::move(tasks));
+      if (finished.ok()) {
+        *model = made;
+        return Status::Ok();
+      }
+      problem = finished.message();
     }
     {
       std::lock_guard<std::mutex> lock(gMu);
@@ -593,6 +670,247 @@ Status captureRecordIssuer(Stream* stream, const char* kind, LaunchIssuer issue)
   });
 }
 
+namespace {
+
+// The build `model` has under way, or an error naming `fn`.
+Status buildOf(Model* model, const char* fn, std::shared_ptr<CaptureState>* out) {
+  COHORT_RETURN_IF_ERROR(needModel(model, fn));
+  std::shared_ptr<CaptureState> c = model->capturing();
+  if (c == nullptr || !c->building) {
+    return makeError(ErrorCode::kInvalidUsage, "{}: model {} is not being built ({})", fn,
+                     model->id(),
+                     c != nullptr ? "it is being captured" : "modelBuildBegin, before modelBuildEnd");
+  }
+  *out = std::move(c);
+  return Status::Ok();
+}
+
+// The lane of `s` in the build under way on it, or an error naming `fn`.
+Status boundLane(Stream* s, const char* fn, std::shared_ptr<CaptureState>* build, int* lane) {
+  std::shared_ptr<CaptureState> c = s->capture(lane);
+  if (c == nullptr || !c->building) {
+    return makeError(ErrorCode::kInvalidUsage,
+                     "{}: {} is not bound to a model being built (modelBindStream)", fn,
+                     s->name());
+  }
+  *build = std::move(c);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status modelBuildBegin(Model** model) {
+  return apiCall([&](DeviceManager&) {
+    if (model == nullptr) return Status(ErrorCode::kInvalidArgument, "modelBuildBegin: null output");
+    auto c = std::make_shared<CaptureState>();
+    c->mode = CaptureMode::kRelaxed;  // bound streams refuse nothing to other work
+    c->building = true;
+    c->thread = std::this_thread::get_id();
+    c->modelId = gNextModelId.fetch_add(1, std::memory_order_relaxed) + 1;
+    auto made = std::make_unique<Model>(c->modelId);
+    made->setCapturing(c);
+    c->model = made.get();
+    {
+      std::lock_guard<std::mutex> lock(gMu);
+      *model = made.get();
+      liveModels().insert(made.release());
+      activeCaptures().insert(c);
+      gActive.fetch_add(1, std::memory_order_release);
+    }
+    return Status::Ok();
+  });
+}
+
+Status modelBindStream(Model* model, Stream* stream, bool head) {
+  return apiCall([&](DeviceManager& m) {
+    std::shared_ptr<CaptureState> c;
+    COHORT_RETURN_IF_ERROR(buildOf(model, "modelBindStream", &c));
+    if (stream == nullptr) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "modelBindStream: the stream is null (a default stream cannot be bound)");
+    }
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    if (s->isDefault()) {
+      return makeError(ErrorCode::kInvalidArgument, "modelBindStream: {} is a default stream",
+                       s->name());
+    }
+    if (std::shared_ptr<CaptureState> other = s->capture(); other != nullptr) {
+      return makeError(ErrorCode::kInvalidUsage, "modelBindStream: {} {} model {} already",
+                       s->name(), other->building ? "is bound to" : "captures into",
+                       other->modelId);
+    }
+    int lane = 0;
+    {
+      std::lock_guard<std::mutex> lock(c->mu);
+      lane = static_cast<int>(c->lanes.size());
+      c->lanes.push_back(s);
+      c->laneTasks.push_back(0);
+      c->joined.push_back(true);
+      c->head.push_back(head);
+      c->ended.push_back(false);
+    }
+    s->setCapture(c, lane);
+    model->bind(s);
+    return Status::Ok();
+  });
+}
+
+Status modelEndTask(Model* model, Stream* stream) {
+  return apiCall([&](DeviceManager& m) {
+    std::shared_ptr<CaptureState> c;
+    COHORT_RETURN_IF_ERROR(buildOf(model, "modelEndTask", &c));
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    int lane = 0;
+    if (s->capture(&lane) != c) {
+      return makeError(ErrorCode::kInvalidUsage, "modelEndTask: {} is not bound to model {}",
+                       s->name(), model->id());
+    }
+    std::lock_guard<std::mutex> lock(c->mu);
+    c->ended[static_cast<std::size_t>(lane)] = true;
+    return Status::Ok();
+  });
+}
+
+Status modelBuildEnd(Model* model) {
+  return apiCall([&](DeviceManager&) {
+    std::shared_ptr<CaptureState> c;
+    COHORT_RETURN_IF_ERROR(buildOf(model, "modelBuildEnd", &c));
+    std::vector<ModelTask> tasks;
+    int lanes = 0;
+    {
+      std::lock_guard<std::mutex> lock(c->mu);
+      if (!c->problem.empty()) {
+        return makeError(ErrorCode::kInvalidUsage, "modelBuildEnd: the build of model {} broke: {}",
+                         model->id(), c->problem);
+      }
+      const std::size_t n = c->lanes.size();
+      std::vector<int> order;  // new lane -> old lane: the first head stream is lane 0
+      for (std::size_t l = 0; l < n; ++l) {
+        if (!c->ended[l]) {
+          return makeError(ErrorCode::kInvalidUsage,
+                           "modelBuildEnd: {} bound to model {} was not ended (modelEndTask)",
+                           c->lanes[l] != nullptr ? c->lanes[l]->name() : "a stream",
+                           model->id());
+        }
+        if (c->head[l]) {
+          order.push_back(static_cast<int>(l));
+        } else if (c->laneTasks[l] > 0) {
+          return makeError(ErrorCode::kNotSupported,
+                           "modelBuildEnd: {} of model {} is not a head stream and holds tasks: "
+                           "Cohort does not activate streams (aclrtActiveStream) yet",
+                           c->lanes[l] != nullptr ? c->lanes[l]->name() : "a stream",
+                           model->id());
+        }
+      }
+      if (order.empty()) {
+        return makeError(ErrorCode::kInvalidUsage,
+                         "modelBuildEnd: model {} has no head stream bound (modelBindStream)",
+                         model->id());
+      }
+      std::vector<int> laneOf(n, -1);
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        laneOf[static_cast<std::size_t>(order[k])] = static_cast<int>(k);
+      }
+      lanes = static_cast<int>(order.size());
+      for (ModelTask& t : c->tasks) {
+        const int to = laneOf[static_cast<std::size_t>(t.lane)];
+        if (to < 0) continue;
+        t.lane = to;
+        tasks.push_back(std::move(t));
+      }
+      c->tasks.clear();
+      // The launch ends when every head stream has: lane 0 (on the launching stream)
+      // waits at its end for each other lane's end.
+      for (int l = 1; l < lanes; ++l) {
+        auto done = std::make_shared<EventState>();
+        ModelTask record = ModelTask::ofEvent(ModelTask::Op::kRecord, done);
+        record.lane = l;
+        tasks.push_back(std::move(record));
+        ModelTask wait = ModelTask::ofEvent(ModelTask::Op::kWait, done);
+        wait.lane = 0;
+        tasks.push_back(std::move(wait));
+      }
+    }
+    endCapture(c);  // the bound streams run their work again
+    Status finished = model->finish(lanes, std::move(tasks));
+    if (!finished.ok()) {
+      model->setCapturing(nullptr);  // incomplete for good: launches say so
+      return makeError(finished.code(), "modelBuildEnd: model {}: {}", model->id(),
+                       finished.message());
+    }
+    return Status::Ok();
+  });
+}
+
+Status modelUnbindStream(Model* model, Stream* stream) {
+  return apiCall([&](DeviceManager& m) {
+    COHORT_RETURN_IF_ERROR(needModel(model, "modelUnbindStream"));
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    if (!model->unbind(s)) {
+      return makeError(ErrorCode::kInvalidUsage, "modelUnbindStream: {} is not bound to model {}",
+                       s->name(), model->id());
+    }
+    int lane = 0;
+    std::shared_ptr<CaptureState> c = model->capturing();
+    if (c != nullptr && s->capture(&lane) == c) {  // during the build: it records no more
+      s->setCapture(nullptr, 0);
+      std::lock_guard<std::mutex> lock(c->mu);
+      c->lanes[static_cast<std::size_t>(lane)] = nullptr;
+      c->ended[static_cast<std::size_t>(lane)] = true;
+    }
+    return Status::Ok();
+  });
+}
+
+Status labelSet(const void* label, Stream* stream) {
+  return apiCall([&](DeviceManager& m) {
+    if (label == nullptr) return Status(ErrorCode::kInvalidArgument, "labelSet: null label");
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    std::shared_ptr<CaptureState> c;
+    int lane = 0;
+    COHORT_RETURN_IF_ERROR(boundLane(s, "labelSet", &c, &lane));
+    ModelTask t;
+    t.op = ModelTask::Op::kLabel;
+    t.label = label;
+    t.kind = "label";
+    c->record(lane, std::move(t));
+    return Status::Ok();
+  });
+}
+
+Status labelSwitchByIndex(const std::uint32_t* index, std::uint32_t maxValue,
+                          std::vector<const void*> labels, Stream* stream) {
+  return apiCall([&](DeviceManager& m) {
+    if (index == nullptr) {
+      return Status(ErrorCode::kInvalidArgument, "labelSwitchByIndex: the index pointer is null");
+    }
+    if (maxValue == 0 || labels.empty()) {
+      return makeError(ErrorCode::kInvalidArgument,
+                       "labelSwitchByIndex: {} labels, maxValue {}: a switch needs a label",
+                       labels.size(), maxValue);
+    }
+    Stream* s = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+    std::shared_ptr<CaptureState> c;
+    int lane = 0;
+    COHORT_RETURN_IF_ERROR(boundLane(s, "labelSwitchByIndex", &c, &lane));
+    auto jump = std::make_shared<ModelTask::Switch>();
+    jump->index = index;
+    jump->maxValue = maxValue;
+    jump->labels = std::move(labels);
+    ModelTask t;
+    t.op = ModelTask::Op::kSwitch;
+    t.jump = std::move(jump);
+    t.kind = "label switch";
+    c->record(lane, std::move(t));
+    return Status::Ok();
+  });
+}
+
 Status modelLaunch(Model* model, Stream* stream) {
   return apiCall([&](DeviceManager& m) {
     COHORT_RETURN_IF_ERROR(needModel(model, "modelLaunch"));
@@ -610,10 +928,13 @@ Status modelLaunch(Model* model, Stream* stream) {
 Status modelDestroy(Model* model) {
   return apiCall([&](DeviceManager&) {
     COHORT_RETURN_IF_ERROR(needModel(model, "modelDestroy"));
-    if (model->capturing() != nullptr) {
-      return makeError(ErrorCode::kInvalidUsage,
-                       "modelDestroy: model {} is still being captured (end the capture first)",
-                       model->id());
+    if (std::shared_ptr<CaptureState> c = model->capturing(); c != nullptr) {
+      if (!c->building) {
+        return makeError(ErrorCode::kInvalidUsage,
+                         "modelDestroy: model {} is still being captured (end the capture first)",
+                         model->id());
+      }
+      endCapture(c);  // a build given up: its streams are unbound and run their work again
     }
     {
       std::lock_guard<std::mutex> lock(gMu);

@@ -27,12 +27,20 @@ struct EventState;
 /// launch records a new generation, so streams outside the model order with every
 /// launch); `kIssue` asks `issue` at each launch what to run (the layers above).
 struct ModelTask {
-  enum class Op { kRun, kKernel, kRecord, kWait, kIssue };
+  enum class Op { kRun, kKernel, kRecord, kWait, kIssue, kLabel, kSwitch };
+  /// kSwitch: jump to labels[*index] (the last one if out of range) in the same lane.
+  struct Switch {
+    const std::uint32_t* index = nullptr;
+    std::uint32_t maxValue = 0;
+    std::vector<const void*> labels;
+  };
   Op op = Op::kRun;
   std::function<Status()> fn;
   Kernel kernel;
   std::shared_ptr<EventState> event;
   LaunchIssuer issue;
+  const void* label = nullptr;  // kLabel: the label set here
+  std::shared_ptr<const Switch> jump;
   bool runAfterError = false;
   int lane = 0;
   const char* kind = "task";
@@ -51,17 +59,23 @@ struct ModelTask {
 /// by the model and its launches.
 struct ModelPlan {
   struct Step {
-    enum class Op : std::uint8_t { kTask, kRecord, kWait, kIssued };
+    enum class Op : std::uint8_t { kTask, kRecord, kWait, kIssued, kLabel, kSwitch };
     Op op = Op::kTask;
     std::uint32_t task = 0;  // index in tasks
-    std::uint32_t slot = 0;  // kRecord/kWait: generation slot; kIssued: issuer slot
+    std::uint32_t slot = 0;  // kRecord/kWait: generation slot; kIssued: issuer slot;
+                             // kSwitch: its targets in `jumps`
   };
+  /// Compiles `tasks` (their lanes < `lanes`); kInvalidUsage if a switch's label is
+  /// not set exactly once in the switch's lane.
+  static Status compile(int lanes, std::vector<ModelTask> tasks,
+                        std::shared_ptr<const ModelPlan>* out);
   std::vector<ModelTask> tasks;
   std::vector<std::vector<Step>> lanes;  // an issuer has a kIssued step in every lane
   std::vector<std::uint32_t> active;     // the records, waits and issuers, in task order
   std::vector<std::uint32_t> activeSlot; // the slot of each of them
   std::uint32_t eventSlots = 0;
   std::uint32_t issuers = 0;
+  std::vector<std::vector<std::uint32_t>> jumps;  // per switch: its labels' steps in its lane
 };
 
 /// What one capture records. Shared by its member streams (Stream::capture_) while it
@@ -80,6 +94,10 @@ struct CaptureState {
   std::vector<ModelTask> tasks;
   std::string problem;  // non-empty: the capture broke (CaptureStatus::kInvalidated)
   Model* model = nullptr;  // made at captureBegin, registered
+  // A build (modelBuildBegin): its lanes are the bound streams, none began it.
+  bool building = false;
+  std::vector<bool> head;   // per lane: runs from the launch on (else activated)
+  std::vector<bool> ended;  // per lane: modelEndTask was called
 
   /// Appends a task on `lane` (mu held by the caller: record() takes it).
   void recordLocked(int lane, ModelTask task);
@@ -118,8 +136,12 @@ class Model {
   /// The capture that fills it, until it ends (then null).
   std::shared_ptr<CaptureState> capturing() const;
   void setCapturing(std::shared_ptr<CaptureState> capture);
-  /// Takes the capture's tasks: the model is complete.
-  void finish(int lanes, std::vector<ModelTask> tasks);
+  /// Takes the capture's tasks: the model is complete (unless compiling them fails).
+  Status finish(int lanes, std::vector<ModelTask> tasks);
+  /// The streams bound to it (modelBindStream) until unbound: unbind() is false for
+  /// a stream that is not.
+  void bind(Stream* stream);
+  bool unbind(Stream* stream);
   bool complete() const;
   int lanes() const;
   /// The task list (immutable once complete; launches share it).
@@ -137,6 +159,7 @@ class Model {
   bool complete_ = false;
   int lanes_ = 1;
   std::shared_ptr<const ModelPlan> plan_;  // set by finish()
+  std::vector<Stream*> bound_;
   // Lanes 1.. by device, made while the device had been torn down `resets` times: after
   // another teardown they are gone (and their addresses may be a new stream's).
   struct LaneStreams {

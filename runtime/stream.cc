@@ -32,7 +32,7 @@ Stream::~Stream() {
       }
       if (c->problem.empty()) c->problem = name_ + " was destroyed while it captured";
     }
-    if (lane == 0) abandonCapture(c);  // nobody can end it now
+    if (lane == 0 && !c->building) abandonCapture(c);  // nobody can end it now
   }
   if (paused_.load(std::memory_order_acquire)) {
     // Stopped: what it holds is dropped, not run.
@@ -329,7 +329,9 @@ void Stream::fail(Status status) {
 Status Stream::refuseIfCapturing(const char* what) const {
   if (!captureActive()) return Status::Ok();
   std::shared_ptr<CaptureState> c = capture();
-  if (c == nullptr) return Status::Ok();
+  // A stream bound to a model being built holds its work for the model: what it runs
+  // (what was queued before it was bound) may be waited for.
+  if (c == nullptr || c->building) return Status::Ok();
   const std::string why = fmt::format("{} {} while it captured", name(), what);
   c->invalidate(why);
   return makeError(ErrorCode::kCaptured,

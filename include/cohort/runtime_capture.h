@@ -96,6 +96,37 @@ using LaunchIssuer = std::function<Status(LaunchContext&)>;
 /// the stream does not capture.
 Status captureRecordIssuer(Stream* stream, const char* kind, LaunchIssuer issue);
 
+// ---- Built models (CANN's aclmdlRIBuildBegin ... aclmdlRIBuildEnd) ------------------
+//
+// A model is also built from streams bound to it: what is queued on a bound stream
+// is recorded (each stream a lane), never run, until the stream's modelEndTask; then
+// modelBuildEnd completes the model. A launch runs the head streams' tasks (the first
+// bound on the launching stream, the others on streams of the model's own) and ends
+// when they all have. Labels set on a bound stream are places a label switch on the
+// same stream jumps to at each launch.
+
+/// A model to build: bind streams to it, queue their work, end them, then modelBuildEnd.
+Status modelBuildBegin(Model** model);
+/// Binds `stream` (not a default stream, not bound or capturing already). `head`: it
+/// runs from the launch on (CANN's ACL_MODEL_STREAM_FLAG_HEAD); other streams run
+/// when activated, which Cohort does not support yet (modelBuildEnd refuses them
+/// unless they hold no task).
+Status modelBindStream(Model* model, Stream* stream, bool head);
+/// Marks the end of the work queued on a bound stream.
+Status modelEndTask(Model* model, Stream* stream);
+/// Completes the model: every bound stream ended, one at least a head. The streams
+/// run what is queued on them again; they stay bound until modelUnbindStream.
+Status modelBuildEnd(Model* model);
+Status modelUnbindStream(Model* model, Stream* stream);
+/// On a stream bound to a model being built: `label` (any address that names it)
+/// marks this place in the stream's work.
+Status labelSet(const void* label, Stream* stream);
+/// On a stream bound to a model being built: when a launch gets here, jumps to
+/// labels[*index] (a 4-byte device value read then; past maxValue or the list, the
+/// last label) on the same stream, skipping what lies between (or running it again).
+Status labelSwitchByIndex(const std::uint32_t* index, std::uint32_t maxValue,
+                          std::vector<const void*> labels, Stream* stream);
+
 /// Queues the model's tasks on `stream`. Never waits. kCaptured if `stream` captures
 /// (a model inside a model is not supported).
 Status modelLaunch(Model* model, Stream* stream);

@@ -1,5 +1,5 @@
-// Labels (made and listed; jumps are not supported) and values written and awaited
-// in device memory by streams.
+// Labels (made, listed, checked; their jumps: acl_build_test.cc) and values written
+// and awaited in device memory by streams.
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -11,7 +11,7 @@ namespace {
 
 using AclLabelTest = AclDevice0Test;
 
-TEST_F(AclLabelTest, LabelsAndListsAreMadeAndCheckedButNotJumpedTo) {
+TEST_F(AclLabelTest, LabelsAndListsAreMadeAndChecked) {
   aclrtLabel labels[3] = {};
   for (auto& l : labels) ASSERT_ACL_OK(aclrtCreateLabel(&l));
   EXPECT_NE(labels[0], labels[1]);
@@ -19,12 +19,17 @@ TEST_F(AclLabelTest, LabelsAndListsAreMadeAndCheckedButNotJumpedTo) {
   ASSERT_ACL_OK(aclrtCreateLabelList(labels, 3, &list));
   aclrtStream stream = nullptr;
   ASSERT_ACL_OK(aclrtCreateStream(&stream));
-  EXPECT_ACL_ERROR(aclrtSetLabel(labels[0], stream), ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                   "aclrtSetLabel: not supported");
+  // Only on a stream bound to a model being built.
+  EXPECT_ACL_ERROR(aclrtSetLabel(labels[0], stream), ACL_ERROR_INVALID_PARAM,
+                   "is not bound to a model being built");
   void* index = nullptr;
   ASSERT_ACL_OK(aclrtMalloc(&index, 4, ACL_MEM_MALLOC_HUGE_FIRST));
-  EXPECT_ACL_ERROR(aclrtSwitchLabelByIndex(index, 3, list, stream),
-                   ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtSwitchLabelByIndex: not supported");
+  EXPECT_ACL_ERROR(aclrtSwitchLabelByIndex(index, 3, list, stream), ACL_ERROR_INVALID_PARAM,
+                   "is not bound to a model being built");
+  EXPECT_ACL_ERROR(aclrtSwitchLabelByIndex(index, 4, list, stream), ACL_ERROR_INVALID_PARAM,
+                   "maxValue 4 is not in [1, 3]");
+  EXPECT_ACL_ERROR(aclrtSwitchLabelByIndex(nullptr, 3, list, stream), ACL_ERROR_INVALID_PARAM,
+                   "ptr is null");
   ASSERT_ACL_OK(aclrtDestroyLabelList(list));
   EXPECT_ACL_ERROR(aclrtDestroyLabelList(list), ACL_ERROR_RT_INVALID_HANDLE,
                    "is not a live label list");
