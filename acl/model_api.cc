@@ -3,6 +3,7 @@
 // captures (cohort/runtime_capture.h). Conditional and updatable tasks, dump
 // configuration and process snapshots are features Cohort does not implement: those
 // entry points answer "not supported" without looking at their arguments.
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -173,8 +174,8 @@ aclError aclmdlRIDebugPrint(aclmdlRI modelRI) {
     if (modelRI == nullptr) return nullArgument(fn, "modelRI");
     rt::ModelDescription d;
     ACL_RETURN_IF_FAILED(withName(fn, rt::modelDescribe(toModel(modelRI), &d)));
-    COHORT_LOG(kInfo, "acl", "model {}: {} task(s) on {} stream(s)", d.id, d.tasks.size(),
-               d.lanes);
+    COHORT_LOG(kInfo, "acl", "model {}{}: {} task(s) on {} stream(s)", d.id,
+               d.name.empty() ? "" : " (" + d.name + ")", d.tasks.size(), d.lanes);
     for (std::size_t i = 0; i < d.tasks.size(); ++i) {
       COHORT_LOG(kInfo, "acl", "model {} task {}: {} on stream {}", d.id, i, d.tasks[i].kind,
                  d.tasks[i].lane);
@@ -195,7 +196,8 @@ aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char* path, uint32_t fla
     for (std::size_t i = 0; i < d.tasks.size(); ++i) {
       tasks.push_back({{"index", i}, {"type", d.tasks[i].kind}, {"stream", d.tasks[i].lane}});
     }
-    const nlohmann::json doc = {{"model_id", d.id}, {"streams", d.lanes}, {"tasks", tasks}};
+    const nlohmann::json doc = {
+        {"model_id", d.id}, {"name", d.name}, {"streams", d.lanes}, {"tasks", tasks}};
     std::ofstream out(path);
     if (!(out << doc.dump(2) << '\n')) {
       return failure(ACL_ERROR_WRITE_FILE, ErrorCode::kSystemError, fn, "cannot write {}", path);
@@ -281,8 +283,30 @@ aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream) {
 }
 aclError aclmdlRIAbort(aclmdlRI) { return noModel("aclmdlRIAbort"); }
 aclError aclmdlRIUpdate(aclmdlRI) { return noModel("aclmdlRIUpdate"); }
-aclError aclmdlRISetName(aclmdlRI, const char*) { return noModel("aclmdlRISetName"); }
-aclError aclmdlRIGetName(aclmdlRI, uint32_t, char*) { return noModel("aclmdlRIGetName"); }
+aclError aclmdlRISetName(aclmdlRI modelRI, const char* name) {
+  const char* fn = "aclmdlRISetName";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    if (modelRI == nullptr) return nullArgument(fn, "modelRI");
+    if (name == nullptr) return nullArgument(fn, "name");
+    return withName(fn, rt::modelSetName(toModel(modelRI), name));
+  });
+}
+
+aclError aclmdlRIGetName(aclmdlRI modelRI, uint32_t maxLen, char* name) {
+  const char* fn = "aclmdlRIGetName";
+  return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
+    if (modelRI == nullptr) return nullArgument(fn, "modelRI");
+    if (name == nullptr) return nullArgument(fn, "name");
+    rt::ModelDescription d;
+    ACL_RETURN_IF_FAILED(withName(fn, rt::modelDescribe(toModel(modelRI), &d)));
+    if (d.name.size() + 1 > maxLen) {
+      return invalidArgument(fn, "maxLen {} cannot hold the name \"{}\" and its terminating "
+                             "null ({} bytes)", maxLen, d.name, d.name.size() + 1);
+    }
+    std::memcpy(name, d.name.c_str(), d.name.size() + 1);
+    return Status::Ok();
+  });
+}
 aclError aclmdlRIGetStreams(aclmdlRI, aclrtStream*, uint32_t*) {
   return noModel("aclmdlRIGetStreams");
 }

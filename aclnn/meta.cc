@@ -244,15 +244,20 @@ aclnnStatus run(const char* function, void* workspace, uint64_t workspaceSize,
     return fail(function, ACLNN_ERR_PARAM_NULLPTR,
                 makeError(ErrorCode::kInvalidArgument, "executor is null"));
   }
-  if (workspaceSize > 0 && workspace == nullptr) {
-    return fail(function, ACLNN_ERR_PARAM_NULLPTR,
-                makeError(ErrorCode::kInvalidArgument, "workspace is null for {} bytes",
-                          workspaceSize));
-  }
+  // The call uses the executor up (unless repeatable), whether it queues it or not.
   const Status launched =
-      runtime::launchKernel(static_cast<runtime::Stream*>(stream), executor->kernel);
+      workspaceSize > 0 && workspace == nullptr
+          ? makeError(ErrorCode::kInvalidArgument, "workspace is null for {} bytes",
+                      workspaceSize)
+          : runtime::launchKernel(static_cast<runtime::Stream*>(stream), executor->kernel);
   if (!executor->repeatable) delete executor;
-  return launched.ok() ? ACLNN_SUCCESS : fail(function, ACLNN_ERR_RUNTIME_ERROR, launched);
+  if (launched.ok()) return ACLNN_SUCCESS;
+  return fail(function,
+              launched.code() == ErrorCode::kInvalidArgument && workspace == nullptr &&
+                      workspaceSize > 0
+                  ? ACLNN_ERR_PARAM_NULLPTR
+                  : ACLNN_ERR_RUNTIME_ERROR,
+              launched);
 }
 
 }  // namespace cohort::aclnn

@@ -25,8 +25,10 @@ std::set<std::shared_ptr<CaptureState>>& activeCaptures() {
   static auto* captures = new std::set<std::shared_ptr<CaptureState>>();  // used until exit
   return *captures;
 }
-std::set<Model*>& liveModels() {
-  static auto* models = new std::set<Model*>();  // used until exit
+// A model is owned here until modelDestroy, and by each call using it meanwhile: a
+// destroy while another thread launches it frees it when that launch returns.
+std::map<Model*, std::shared_ptr<Model>>& liveModels() {
+  static auto* models = new std::map<Model*, std::shared_ptr<Model>>();  // used until exit
   return *models;
 }
 std::atomic<int> gActive{0};
@@ -74,12 +76,14 @@ void abandonCapture(const std::shared_ptr<CaptureState>& c) {
 
 namespace {
 
-Status needModel(Model* model, const char* fn) {
+Status needModel(Model* model, const char* fn, std::shared_ptr<Model>* hold = nullptr) {
   std::lock_guard<std::mutex> lock(gMu);
-  if (model == nullptr || liveModels().count(model) == 0) {
+  auto it = model == nullptr ? liveModels().end() : liveModels().find(model);
+  if (it == liveModels().end()) {
     return makeError(ErrorCode::kInvalidHandle, "{}: {} is not a live model", fn,
                      static_cast<void*>(model));
   }
+  if (hold != nullptr) *hold = it->second;
   return Status::Ok();
 }
 
@@ -198,6 +202,16 @@ Status Model::finish(int lanes, std::vector<ModelTask> tasks) {
   lanes_ = lanes;
   plan_ = std::move(plan);
   return Status::Ok();
+}
+
+std::string Model::name() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return name_;
+}
+
+void Model::setName(std::string name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  name_ = std::move(name);
 }
 
 void Model::bind(Stream* stream) {
@@ -512,7 +526,8 @@ Status captureBegin(Stream* stream, CaptureMode mode) {
     c->model = model.get();
     {
       std::lock_guard<std::mutex> lock(gMu);
-      liveModels().insert(model.release());
+      Model* made = model.get();
+      liveModels().emplace(made, std::shared_ptr<Model>(std::move(model)));
       activeCaptures().insert(c);
       gActive.fetch_add(1, std::memory_order_release);
     }
@@ -572,9 +587,8 @@ Status captureEnd(Stream* stream, Model** model) {
     }
     {
       std::lock_guard<std::mutex> lock(gMu);
-      liveModels().erase(made);
+      liveModels().erase(made);  // frees it
     }
-    delete made;
     *model = nullptr;
     if (!problem.empty()) {
       return makeError(ErrorCode::kCaptured, "captureEnd: the capture on {} broke: {}", s->name(),
@@ -673,8 +687,9 @@ Status captureRecordIssuer(Stream* stream, const char* kind, LaunchIssuer issue)
 namespace {
 
 // The build `model` has under way, or an error naming `fn`.
-Status buildOf(Model* model, const char* fn, std::shared_ptr<CaptureState>* out) {
-  COHORT_RETURN_IF_ERROR(needModel(model, fn));
+Status buildOf(Model* model, const char* fn, std::shared_ptr<CaptureState>* out,
+               std::shared_ptr<Model>* hold) {
+  COHORT_RETURN_IF_ERROR(needModel(model, fn, hold));
   std::shared_ptr<CaptureState> c = model->capturing();
   if (c == nullptr || !c->building) {
     return makeError(ErrorCode::kInvalidUsage, "{}: model {} is not being built ({})", fn,
@@ -712,8 +727,9 @@ Status modelBuildBegin(Model** model) {
     c->model = made.get();
     {
       std::lock_guard<std::mutex> lock(gMu);
-      *model = made.get();
-      liveModels().insert(made.release());
+      Model* handle = made.get();
+      *model = handle;
+      liveModels().emplace(handle, std::shared_ptr<Model>(std::move(made)));
       activeCaptures().insert(c);
       gActive.fetch_add(1, std::memory_order_release);
     }
@@ -724,7 +740,8 @@ Status modelBuildBegin(Model** model) {
 Status modelBindStream(Model* model, Stream* stream, bool head) {
   return apiCall([&](DeviceManager& m) {
     std::shared_ptr<CaptureState> c;
-    COHORT_RETURN_IF_ERROR(buildOf(model, "modelBindStream", &c));
+    std::shared_ptr<Model> hold;
+    COHORT_RETURN_IF_ERROR(buildOf(model, "modelBindStream", &c, &hold));
     if (stream == nullptr) {
       return Status(ErrorCode::kInvalidArgument,
                     "modelBindStream: the stream is null (a default stream cannot be bound)");
@@ -759,7 +776,8 @@ Status modelBindStream(Model* model, Stream* stream, bool head) {
 Status modelEndTask(Model* model, Stream* stream) {
   return apiCall([&](DeviceManager& m) {
     std::shared_ptr<CaptureState> c;
-    COHORT_RETURN_IF_ERROR(buildOf(model, "modelEndTask", &c));
+    std::shared_ptr<Model> hold;
+    COHORT_RETURN_IF_ERROR(buildOf(model, "modelEndTask", &c, &hold));
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
     int lane = 0;
@@ -776,7 +794,8 @@ Status modelEndTask(Model* model, Stream* stream) {
 Status modelBuildEnd(Model* model) {
   return apiCall([&](DeviceManager&) {
     std::shared_ptr<CaptureState> c;
-    COHORT_RETURN_IF_ERROR(buildOf(model, "modelBuildEnd", &c));
+    std::shared_ptr<Model> hold;
+    COHORT_RETURN_IF_ERROR(buildOf(model, "modelBuildEnd", &c, &hold));
     std::vector<ModelTask> tasks;
     int lanes = 0;
     {
@@ -846,7 +865,8 @@ Status modelBuildEnd(Model* model) {
 
 Status modelUnbindStream(Model* model, Stream* stream) {
   return apiCall([&](DeviceManager& m) {
-    COHORT_RETURN_IF_ERROR(needModel(model, "modelUnbindStream"));
+    std::shared_ptr<Model> hold;
+    COHORT_RETURN_IF_ERROR(needModel(model, "modelUnbindStream", &hold));
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
     if (!model->unbind(s)) {
@@ -913,7 +933,8 @@ Status labelSwitchByIndex(const std::uint32_t* index, std::uint32_t maxValue,
 
 Status modelLaunch(Model* model, Stream* stream) {
   return apiCall([&](DeviceManager& m) {
-    COHORT_RETURN_IF_ERROR(needModel(model, "modelLaunch"));
+    std::shared_ptr<Model> hold;  // a destroy meanwhile frees it after this launch
+    COHORT_RETURN_IF_ERROR(needModel(model, "modelLaunch", &hold));
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
     if (s->capture() != nullptr && model->complete()) {
@@ -927,7 +948,8 @@ Status modelLaunch(Model* model, Stream* stream) {
 
 Status modelDestroy(Model* model) {
   return apiCall([&](DeviceManager&) {
-    COHORT_RETURN_IF_ERROR(needModel(model, "modelDestroy"));
+    std::shared_ptr<Model> hold;
+    COHORT_RETURN_IF_ERROR(needModel(model, "modelDestroy", &hold));
     if (std::shared_ptr<CaptureState> c = model->capturing(); c != nullptr) {
       if (!c->building) {
         return makeError(ErrorCode::kInvalidUsage,
@@ -940,7 +962,8 @@ Status modelDestroy(Model* model) {
       std::lock_guard<std::mutex> lock(gMu);
       liveModels().erase(model);
     }
-    delete model;  // its launches were copied into the streams' queues
+    // Freed with the last hold (this one, or a launch's running meanwhile); launches
+    // queued already share what they run.
     return Status::Ok();
   });
 }
@@ -948,11 +971,22 @@ Status modelDestroy(Model* model) {
 Status modelDescribe(Model* model, ModelDescription* out) {
   return apiCall([&](DeviceManager&) {
     if (out == nullptr) return Status(ErrorCode::kInvalidArgument, "modelDescribe: null output");
-    COHORT_RETURN_IF_ERROR(needModel(model, "modelDescribe"));
+    std::shared_ptr<Model> hold;
+    COHORT_RETURN_IF_ERROR(needModel(model, "modelDescribe", &hold));
     out->id = model->id();
+    out->name = model->name();
     out->lanes = model->lanes();
     out->tasks.clear();
     for (const ModelTask& t : *model->tasks()) out->tasks.push_back(ModelTaskInfo{t.kind, t.lane});
+    return Status::Ok();
+  });
+}
+
+Status modelSetName(Model* model, std::string name) {
+  return apiCall([&](DeviceManager&) {
+    std::shared_ptr<Model> hold;
+    COHORT_RETURN_IF_ERROR(needModel(model, "modelSetName", &hold));
+    model->setName(std::move(name));
     return Status::Ok();
   });
 }

@@ -133,6 +133,8 @@ class Model {
   Model& operator=(const Model&) = delete;
 
   std::uint32_t id() const { return id_; }
+  std::string name() const;
+  void setName(std::string name);
   /// The capture that fills it, until it ends (then null).
   std::shared_ptr<CaptureState> capturing() const;
   void setCapturing(std::shared_ptr<CaptureState> capture);
@@ -159,6 +161,7 @@ class Model {
   bool complete_ = false;
   int lanes_ = 1;
   std::shared_ptr<const ModelPlan> plan_;  // set by finish()
+  std::string name_;
   std::vector<Stream*> bound_;
   // Lanes 1.. by device, made while the device had been torn down `resets` times: after
   // another teardown they are gone (and their addresses may be a new stream's).

@@ -140,10 +140,13 @@ struct ModelTaskInfo {
 };
 struct ModelDescription {
   std::uint32_t id = 0;
+  std::string name;  ///< modelSetName's, empty until then
   int lanes = 1;
   std::vector<ModelTaskInfo> tasks;
 };
 Status modelDescribe(Model* model, ModelDescription* out);
+/// Names the model (the last name given counts), for printing it.
+Status modelSetName(Model* model, std::string name);
 
 /// eventRecord for streams outside a model: on a capturing stream the record is
 /// recorded (every launch records the event), and a stream that waits on it does not

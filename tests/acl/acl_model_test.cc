@@ -275,10 +275,22 @@ TEST_F(AclModelTest, AStreamJoinedThroughAnEventRunsOnALaneOfItsOwn) {
     ASSERT_ACL_OK(aclrtSynchronizeStream(stream_));
     EXPECT_TRUE(outMatchesIn()) << "launch " << launch;
   }
+  // A name, read back whole or refused for a buffer too small, and printed.
+  char name[16] = "x";
+  ASSERT_ACL_OK(aclmdlRIGetName(model_, sizeof(name), name));
+  EXPECT_STREQ(name, "");
+  ASSERT_ACL_OK(aclmdlRISetName(model_, "first"));
+  ASSERT_ACL_OK(aclmdlRISetName(model_, "decode step"));
+  ASSERT_ACL_OK(aclmdlRIGetName(model_, sizeof(name), name));
+  EXPECT_STREQ(name, "decode step");
+  EXPECT_ACL_ERROR(aclmdlRIGetName(model_, 11, name), ACL_ERROR_INVALID_PARAM,
+                   "maxLen 11 cannot hold the name");
+  EXPECT_ACL_ERROR(aclmdlRISetName(model_, nullptr), ACL_ERROR_INVALID_PARAM, "name is null");
   const std::string path = ::testing::TempDir() + "/model.json";
   ASSERT_ACL_OK(aclmdlRIDebugJsonPrint(model_, path.c_str(), 0));
   const nlohmann::json doc = nlohmann::json::parse(std::ifstream(path));
   EXPECT_EQ(doc["streams"], 2);
+  EXPECT_EQ(doc["name"], "decode step");
   std::vector<std::string> kinds;
   for (const auto& t : doc["tasks"]) kinds.push_back(t["type"].get<std::string>());
   EXPECT_EQ(kinds, (std::vector<std::string>{"copy", "event record", "event wait", "kernel",
