@@ -28,7 +28,8 @@
 
 namespace cohort {
 
-/// Thread-safety: enqueue() from one thread at a time; runOp() on the worker of
+/// Thread-safety: enqueue() from one thread at a time, and launches of models that
+/// recorded its calls (launchCaptured) are such calls too; runOp() on the worker of
 /// the stream an operation was queued on, one operation at a time (comm_ops.cc);
 /// a posted call also from enqueue() (the launch's fast path), only while no call
 /// is queued; abort()/asyncError() from anywhere.

@@ -48,7 +48,9 @@ std::vector<int> capacities(const PlanInput& in) {
   return cap;
 }
 
-// The steps of one round (of the pairs in `only`, when it is not empty).
+// The steps of one round (of the pairs in `only`, when it is not empty: then one pair
+// per step, so that a link a verdict suspects is measured again alone, not beside
+// another suspect's probe on the same processors).
 std::vector<Pairs> packRound(const PlanInput& in, const std::vector<int>& cap,
                              const std::set<std::pair<int, int>>& only, int round) {
   std::vector<Pairs> steps;
@@ -56,6 +58,10 @@ std::vector<Pairs> packRound(const PlanInput& in, const std::vector<int>& cap,
   for (int a = 0; a < in.size; ++a) {
     const int b = roundPeer(a, round, in.size);
     if (b <= a || (!only.empty() && only.count({a, b}) == 0)) continue;
+    if (!only.empty()) {
+      steps.push_back({{a, b}});
+      continue;
+    }
     const auto na = static_cast<std::size_t>(in.nodeOf[static_cast<std::size_t>(a)]);
     const auto nb = static_cast<std::size_t>(in.nodeOf[static_cast<std::size_t>(b)]);
     std::size_t s = 0;

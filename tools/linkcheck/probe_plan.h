@@ -30,8 +30,8 @@ struct PlanInput {
   std::vector<int> nodeOf;  ///< per rank: its node's index (0 .. nodes-1)
   std::vector<int> slots;   ///< per node: the processors its probes may use
   int passes = 1;           ///< passes over every pair
-  /// Not empty: the pairs (a < b) to probe, in the tournament's order; the
-  /// others are left out (the retry round).
+  /// Not empty: the pairs (a < b) to probe, in the tournament's order, one per
+  /// step; the others are left out (the retry round).
   std::vector<std::pair<int, int>> only;
 };
 
