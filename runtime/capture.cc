@@ -255,14 +255,12 @@ Status Model::laneStreamsLocked(Stream* stream, std::vector<Stream*>* out) {
   }
   lanes.streams.resize(static_cast<std::size_t>(lanes_ - 1), nullptr);
   for (Stream*& s : lanes.streams) {
-    // A lane that failed keeps its error, as streams do: its launches would all fail
-    // with it. The stream is the model's, so the next launch gets a sound one (a
-    // failed stream's queue only completes event records: it drains at once).
-    if (s != nullptr && s->failed()) {
-      (void)m.destroyStream(s);
-      s = nullptr;
-    }
-    if (s == nullptr) COHORT_RETURN_IF_ERROR(m.createStream(device, &s));
+    if (s != nullptr) continue;
+    COHORT_RETURN_IF_ERROR(m.createStream(device, &s));
+    // A lane's task ends each launch in its own failure, if any, which its event
+    // records carry on: the model's own stream must not keep it, or every launch
+    // queued behind would fail with it.
+    s->setContinueAfterError(true);
   }
   out->assign(1, stream);
   out->insert(out->end(), lanes.streams.begin(), lanes.streams.end());
