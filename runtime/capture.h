@@ -121,6 +121,19 @@ struct CapturedRecord {
 /// its model stays incomplete (modelDestroy frees it).
 void abandonCapture(const std::shared_ptr<CaptureState>& capture);
 
+// The registry of captures and models (capture.cc), shared by the files that make,
+// build, launch and destroy models. Thread-safe.
+/// Takes the capture out of the running ones and its streams out of it.
+void endCapture(const std::shared_ptr<CaptureState>& capture);
+/// Gives `capture` its id and the model it fills, registered (owned) until
+/// forgetModel; the capture counts as running (captureActive).
+Model* startModel(const std::shared_ptr<CaptureState>& capture);
+/// Drops the registry's hold on `model` (it is freed with the last hold).
+void forgetModel(Model* model);
+/// Ok if `model` is registered (then *hold, if given, keeps it alive); else
+/// kInvalidHandle naming `fn`.
+Status needModel(Model* model, const char* fn, std::shared_ptr<Model>* hold = nullptr);
+
 /// A model: made when a capture begins (its handle is valid from then on) and filled
 /// when it ends. Owned by the model registry (modelDestroy). The streams it launches
 /// joined lanes on are its own, made on the first launch on a device and destroyed

@@ -1,0 +1,248 @@
+// A model's launch (Model::launch): the host gives each event record and wait its
+// generation and asks the issuers what to add; each lane's stream then runs the lane's
+// steps in one task.
+#include "runtime/capture.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "common/wait.h"
+#include "runtime/api.h"
+#include "runtime/event.h"
+#include "runtime/stream.h"
+
+namespace cohort::runtime {
+
+namespace {
+
+// Work an issuer added to a launch: a kernel, or an event record or wait with the
+// generation the launch gave it.
+struct LaunchStep {
+  enum class Op { kKernel, kRecord, kWait };
+  Op op = Op::kKernel;
+  Kernel kernel;
+  std::shared_ptr<EventState> event;
+  std::uint64_t generation = 0;
+};
+
+// One launch: the plan, and what this launch gave it. Shared by the launch's lane
+// tasks (so it outlives the model if need be).
+struct LaunchProgram {
+  std::shared_ptr<const ModelPlan> plan;
+  std::vector<std::uint64_t> generations;  // by event slot; 0: not recorded (skip)
+  struct Added {
+    std::size_t lane = 0;
+    LaunchStep step;
+  };
+  std::vector<Added> added;             // by issuer, in task order
+  std::vector<std::size_t> addedFrom;   // issuer slot -> its first entry; one more at the end
+  std::size_t stopAt = ~std::size_t{0};  // the task an issuer's error ended the launch at
+};
+
+// One step of a lane's task. After a failure (the stream's before, or a step's) only
+// event records (they carry the error to their waiters) and tasks that run after
+// errors still run.
+void runStep(const LaunchStep& step, Stream* s, Status* failure) {
+  switch (step.op) {
+    case LaunchStep::Op::kRecord:
+      step.event->complete(step.generation, *failure, s->name());
+      break;
+    case LaunchStep::Op::kWait:
+      if (failure->ok()) *failure = s->waitInTask(step.event, step.generation);
+      break;
+    case LaunchStep::Op::kKernel:
+      if (failure->ok()) {
+        ComputeScope computing;  // as launchKernel's tasks do
+        *failure = step.kernel(s);
+      }
+      break;
+  }
+}
+
+// The stream task of one lane: its steps in order, as the stream would have run them
+// one task each. It runs after errors (its event records must complete): on a stream
+// that failed before it, or that an abort dropped it from, nothing else of it runs.
+Status runLane(const LaunchProgram& p, std::size_t lane, Stream* s) {
+  const ModelPlan& plan = *p.plan;
+  const bool failedBefore = s->runningOnlyAfterError();
+  Status failure = !failedBefore ? Status::Ok()
+                   : s->failed() ? s->error()
+                                 : Status(ErrorCode::kAborted, s->name() + " was aborted");
+  using Op = ModelPlan::Step::Op;
+  const std::vector<ModelPlan::Step>& steps = plan.lanes[lane];
+  for (std::size_t pc = 0; pc < steps.size(); ++pc) {
+    const ModelPlan::Step& step = steps[pc];
+    if (step.task > p.stopAt) break;  // the launch ended there
+    const ModelTask& t = plan.tasks[step.task];
+    switch (step.op) {
+      case Op::kLabel:
+        break;
+      case Op::kSwitch: {
+        if (!failure.ok()) break;
+        const ModelTask::Switch& jump = *t.jump;
+        const std::vector<std::uint32_t>& targets = plan.jumps[step.slot];
+        const std::size_t count = std::min<std::size_t>(jump.maxValue, targets.size());
+        // Read when the switch runs (device memory the model's work may have written);
+        // an index past the list jumps to its last label, as CANN documents.
+        const std::uint32_t index = __atomic_load_n(jump.index, __ATOMIC_ACQUIRE);
+        pc = targets[std::min<std::size_t>(index, count - 1)];  // the label; then past it
+        break;
+      }
+      case Op::kRecord: {
+        const std::uint64_t generation = p.generations[step.slot];
+        if (generation != 0) t.event->complete(generation, failure, s->name());
+        break;
+      }
+      case Op::kWait: {
+        const std::uint64_t generation = p.generations[step.slot];
+        if (generation != 0 && failure.ok()) failure = s->waitInTask(t.event, generation);
+        break;
+      }
+      case Op::kIssued:
+        for (std::size_t k = p.addedFrom[step.slot]; k < p.addedFrom[step.slot + 1]; ++k) {
+          if (p.added[k].lane == lane) runStep(p.added[k].step, s, &failure);
+        }
+        break;
+      case Op::kTask: {
+        if (!failure.ok() && !t.runAfterError) break;
+        Status r;
+        if (t.op == ModelTask::Op::kKernel) {
+          ComputeScope computing;
+          r = t.kernel(s);
+        } else {
+          r = t.fn();
+        }
+        if (failure.ok()) failure = std::move(r);
+        break;
+      }
+    }
+  }
+  return failedBefore ? Status::Ok() : failure;
+}
+
+// The launch as an issuer sees it (LaunchContext): adds to the issuer's place.
+class LaunchBuilder final : public LaunchContext {
+ public:
+  LaunchBuilder(LaunchProgram& program, const std::vector<Stream*>& streams)
+      : program_(program), streams_(streams) {}
+  void at(int lane) { lane_ = static_cast<std::size_t>(lane); }
+
+  Stream* stream() const override { return streams_[lane_]; }
+  int device() const override { return streams_[lane_]->device()->id(); }
+  int streamId() const override { return streams_[lane_]->id(); }
+  void run(Kernel kernel) override {
+    LaunchStep step;
+    step.op = LaunchStep::Op::kKernel;
+    step.kernel = std::move(kernel);
+    program_.added.push_back({lane_, std::move(step)});
+  }
+  Status recordEvent(Event* event, Stream* on) override {
+    std::shared_ptr<EventState> state;
+    COHORT_RETURN_IF_ERROR(plainEvent(event, "recordEvent", &state));
+    for (std::size_t l = 0; l < streams_.size(); ++l) {
+      if (streams_[l] != on) continue;
+      LaunchStep step;
+      step.op = LaunchStep::Op::kRecord;
+      step.event = std::move(state);
+      step.generation = step.event->recorded.fetch_add(1) + 1;
+      program_.added.push_back({l, std::move(step)});
+      return Status::Ok();
+    }
+    return eventRecord(event, on);  // outside the model: its work so far is queued
+  }
+  Status waitEvent(Event* event) override {
+    std::shared_ptr<EventState> state;
+    COHORT_RETURN_IF_ERROR(plainEvent(event, "waitEvent", &state));
+    LaunchStep step;
+    step.op = LaunchStep::Op::kWait;
+    step.generation = state->recorded.load();
+    if (step.generation == 0) return Status::Ok();  // never recorded: nothing to wait for
+    step.event = std::move(state);
+    program_.added.push_back({lane_, std::move(step)});
+    return Status::Ok();
+  }
+
+ private:
+  static Status plainEvent(Event* event, const char* fn, std::shared_ptr<EventState>* out) {
+    if (event == nullptr || !DeviceManager::get().isLiveEvent(event)) {
+      return makeError(ErrorCode::kInvalidHandle, "model launch: {}: {} is not a live event", fn,
+                       static_cast<void*>(event));
+    }
+    if (event->state()->ipc != nullptr) {
+      return makeError(ErrorCode::kNotSupported,
+                       "model launch: {}: an IPC event cannot be part of a model", fn);
+    }
+    *out = event->state();
+    return Status::Ok();
+  }
+
+  LaunchProgram& program_;
+  const std::vector<Stream*>& streams_;
+  std::size_t lane_ = 0;
+};
+
+}  // namespace
+
+// The host's part of a launch is small: an event generation per record and wait, and
+// the issuers' calls; the plan's tasks run from the lanes' stream tasks.
+Status Model::launch(Stream* stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!complete_) {
+    return makeError(ErrorCode::kInvalidUsage, "model {} {}", id_,
+                     capturing_ == nullptr ? "was never completed (its capture or build broke "
+                                             "or was given up)"
+                     : capturing_->building ? "is still being built (modelBuildEnd)"
+                                            : "is still being captured");
+  }
+  std::vector<Stream*> lanes;
+  COHORT_RETURN_IF_ERROR(laneStreamsLocked(stream, &lanes));
+  const ModelPlan& plan = *plan_;
+  auto program = std::make_shared<LaunchProgram>();
+  program->plan = plan_;
+  program->generations.assign(plan.eventSlots, 0);
+  constexpr std::size_t kUnset = ~std::size_t{0};
+  program->addedFrom.assign(plan.issuers + 1, kUnset);
+  program->added.reserve(plan.issuers);
+  LaunchBuilder builder(*program, lanes);
+  Status status;
+  for (std::size_t k = 0; k < plan.active.size() && status.ok(); ++k) {
+    const ModelTask& t = plan.tasks[plan.active[k]];
+    const std::uint32_t slot = plan.activeSlot[k];
+    switch (t.op) {
+      case ModelTask::Op::kRecord:
+        program->generations[slot] = t.event->recorded.fetch_add(1) + 1;
+        break;
+      case ModelTask::Op::kWait:
+        program->generations[slot] = t.event->recorded.load();
+        break;
+      default:  // kIssue
+        program->addedFrom[slot] = program->added.size();
+        builder.at(t.lane);
+        status = t.issue(builder);
+        if (!status.ok()) program->stopAt = plan.active[k];
+    }
+  }
+  program->addedFrom[plan.issuers] = program->added.size();
+  for (std::size_t k = plan.issuers; k-- > 0;) {  // issuers an error kept from adding
+    if (program->addedFrom[k] == kUnset) program->addedFrom[k] = program->addedFrom[k + 1];
+  }
+  // Queued even after an issuer's error: what the launch gave so far must run (a
+  // collective it numbered, an event record others may wait for).
+  for (std::size_t l = 0; l < lanes.size(); ++l) {
+    if (plan.lanes[l].empty()) continue;
+    auto task = [program, l, s = lanes[l]] { return runLane(*program, l, s); };
+    // A joined lane begins with its wait for the lane that forked it: its worker,
+    // idle on a stream of the model's own, need not wake before that.
+    const ModelPlan::Step& first = plan.lanes[l].front();
+    const std::uint64_t generation =
+        first.op == ModelPlan::Step::Op::kWait ? program->generations[first.slot] : 0;
+    if (l > 0 && generation != 0) {
+      lanes[l]->enqueueAfter(std::move(task), "model", plan.tasks[first.task].event, generation);
+    } else {
+      lanes[l]->enqueue(std::move(task), /*runAfterError=*/true, "model");
+    }
+  }
+  return status;
+}
+
+}  // namespace cohort::runtime
