@@ -77,6 +77,8 @@ class Communicator::Impl {
   Impl() = default;
   Status connect();
   Status runChosen(const collective::OpDesc& op, std::uint64_t historyId, Deadline deadline);
+  /// Ok unless the communicator was aborted or failed (the error names `op`).
+  Status usable(const collective::OpDesc& op) const;
   /// What any call must pass before it is queued or recorded: the communicator
   /// usable, the arguments valid.
   Status admit(const collective::OpDesc& op, runtime::Stream* stream) const;

@@ -144,7 +144,7 @@ Status Communicator::Impl::validate(const OpDesc& op, runtime::Stream* stream) c
   }
 }
 
-Status Communicator::Impl::admit(const OpDesc& op, runtime::Stream* stream) const {
+Status Communicator::Impl::usable(const OpDesc& op) const {
   if (aborted_.load()) {
     return makeError(ErrorCode::kAborted, "{}: the communicator was aborted", collName(op.coll));
   }
@@ -153,6 +153,11 @@ Status Communicator::Impl::admit(const OpDesc& op, runtime::Stream* stream) cons
     return makeError(failed.code(), "{}: the communicator failed earlier: {}", collName(op.coll),
                      failed.message());
   }
+  return Status::Ok();
+}
+
+Status Communicator::Impl::admit(const OpDesc& op, runtime::Stream* stream) const {
+  COHORT_RETURN_IF_ERROR(usable(op));
   return validate(op, stream);
 }
 
@@ -205,14 +210,7 @@ Status Communicator::Impl::recordCaptured(OpDesc op, runtime::Stream* stream) {
 // path: it never runs on the caller.
 Status Communicator::Impl::launchCaptured(OpDesc op, runtime::LaunchContext& launch) {
   log::RankScope logAs(rank);
-  if (aborted_.load()) {
-    return makeError(ErrorCode::kAborted, "{}: the communicator was aborted", op.describe());
-  }
-  const Status failed = asyncError();
-  if (!failed.ok()) {
-    return makeError(failed.code(), "{}: the communicator failed earlier: {}", op.describe(),
-                     failed.message());
-  }
+  COHORT_RETURN_IF_ERROR(usable(op));
   runtime::Stream* stream = launch.stream();
   if (launch.device() != device) {
     return makeError(ErrorCode::kInvalidArgument,
