@@ -37,6 +37,7 @@
 //   kNotSupported        207000  ACL_ERROR_RT_FEATURE_NOT_SUPPORT
 //   kCaptured            107030  ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT   an unsafe call during a capture
 //                        107027  ACL_ERROR_RT_STREAM_CAPTURED  (kStreamSync: the stream captures)
+//   kKernelFault         507015  ACL_ERROR_RT_AICORE_EXCEPTION    a kernel trapped or overran its UB
 #include "acl/error_map.h"
 
 namespace cohort::acl {
@@ -100,6 +101,8 @@ aclError toAclError(ErrorCode code, Site site) {
     case ErrorCode::kCaptured:
       return site == Site::kStreamSync ? ACL_ERROR_RT_STREAM_CAPTURED
                                        : ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;
+    case ErrorCode::kKernelFault:
+      return ACL_ERROR_RT_AICORE_EXCEPTION;
   }
   return ACL_ERROR_INTERNAL_ERROR;
 }

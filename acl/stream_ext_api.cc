@@ -158,8 +158,8 @@ aclError aclrtDestroyStreamForce(aclrtStream stream) {
     if (d.isDefault) {
       return invalidArgument(fn, "{} is a default stream; aclrtResetDevice releases it", stream);
     }
-    COHORT_RETURN_IF_ERROR(rt::streamAbort(toStream(stream)));
-    COHORT_RETURN_IF_ERROR(rt::streamDestroy(toStream(stream)));
+    // The device has the queued work already: it runs on, but the call never waits.
+    COHORT_RETURN_IF_ERROR(rt::streamDestroyForce(toStream(stream)));
     cohort::acl::ReportHub::get().forgetStream(toStream(stream));
     return Status::Ok();
   });

@@ -64,6 +64,12 @@ struct Config {
   std::string traceDir;
   /// The SoC the emulated devices stand for (aclrtGetSocName): COHORT_SOC_NAME.
   std::string socName = "Ascend910B4";
+  // AscendC kernels (the emulated AI Cores).
+  /// Threads that run a device's kernel blocks: COHORT_AICORE_THREADS; 0 = one per
+  /// processor (COHORT_PROCESSORS or the online ones).
+  int aicoreThreads = 0;
+  /// Local (unified) buffer per core: COHORT_UB_SIZE; a kernel asking more traps.
+  std::uint64_t ubBytes = 192ull << 10;
 
   /// Every problem found while parsing (variable, value, what is expected).
   std::vector<std::string> errors;

@@ -34,6 +34,7 @@ const char* errorString(ErrorCode code) {
     case ErrorCode::kMismatch: return "mismatched operation";
     case ErrorCode::kNotSupported: return "not supported";
     case ErrorCode::kCaptured: return "not allowed during a stream capture";
+    case ErrorCode::kKernelFault: return "kernel fault";
   }
   return "unknown error";
 }

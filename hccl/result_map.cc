@@ -34,6 +34,7 @@
 //   kMismatch          HCCL_E_PARA          ranks called with different arguments (EI0005)
 //   kNotSupported      HCCL_E_NOT_SUPPORT
 //   kCaptured          HCCL_E_NOT_SUPPORT   a call a captured stream cannot record
+//   kKernelFault       HCCL_E_RUNTIME       a kernel on the stream trapped (a runtime failure)
 #include "hccl/result_map.h"
 
 namespace cohort::hccl {
@@ -80,6 +81,8 @@ HcclResult toHcclResult(ErrorCode code) {
     case ErrorCode::kNotSupported:
     case ErrorCode::kCaptured:
       return HCCL_E_NOT_SUPPORT;
+    case ErrorCode::kKernelFault:
+      return HCCL_E_RUNTIME;
   }
   return HCCL_E_INTERNAL;
 }

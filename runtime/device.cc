@@ -147,6 +147,8 @@ void DeviceManager::tearDown(Device* device) {
   }
   for (Stream* s : device->streams) delete s;
   device->streams.clear();
+  for (Stream* s : device->retired) delete s;  // their queued work drains first
+  device->retired.clear();
   device->defaultStream = nullptr;
   device->callbacks.reset();
   device->pool()->reset();
@@ -206,11 +208,29 @@ Status DeviceManager::resetDevice(int id) {
   return Status::Ok();
 }
 
+namespace {
+
+// With device->mu held: deletes the retired streams that have finished their work.
+void reapRetired(Device* device) {
+  auto& retired = device->retired;
+  for (auto it = retired.begin(); it != retired.end();) {
+    if ((*it)->idle()) {
+      delete *it;  // its worker has nothing left: returns at once
+      it = retired.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace
+
 Status DeviceManager::createStream(Device* device, Stream** out) {
   std::lock_guard<std::mutex> lock(device->mu);
   if (device->refCount == 0) {
     return makeError(ErrorCode::kInvalidDevice, "device {} is not set", device->id());
   }
+  reapRetired(device);
   auto stream = new Stream(device, device->nextStreamId++, /*isDefault=*/false);
   device->streams.insert(stream);
   {
@@ -221,26 +241,53 @@ Status DeviceManager::createStream(Device* device, Stream** out) {
   return Status::Ok();
 }
 
-Status DeviceManager::destroyStream(Stream* stream) {
-  {
-    std::lock_guard<std::mutex> lock(registryMu_);
-    if (stream == nullptr || streams_.count(stream) == 0) {
-      return makeError(ErrorCode::kInvalidHandle, "streamDestroy: {} is not a live stream",
-                       static_cast<void*>(stream));
-    }
-    if (stream->isDefault()) {
-      return makeError(ErrorCode::kInvalidHandle,
-                       "streamDestroy: {} is a default stream; resetDevice releases it",
-                       stream->name());
-    }
-    streams_.erase(stream);
+
+// Takes `stream` out of the registry (its handle is dead from now on) and out of its
+// device's live streams; the device's lock is held by the caller, who passes it.
+Status DeviceManager::unregisterStream(Stream* stream, const char* function) {
+  std::lock_guard<std::mutex> lock(registryMu_);
+  if (stream == nullptr || streams_.count(stream) == 0) {
+    return makeError(ErrorCode::kInvalidHandle, "{}: {} is not a live stream", function,
+                     static_cast<void*>(stream));
   }
+  if (stream->isDefault()) {
+    return makeError(ErrorCode::kInvalidHandle,
+                     "{}: {} is a default stream; resetDevice releases it", function,
+                     stream->name());
+  }
+  streams_.erase(stream);
+  return Status::Ok();
+}
+
+Status DeviceManager::destroyStream(Stream* stream) {
+  COHORT_RETURN_IF_ERROR(unregisterStream(stream, "streamDestroy"));
   Device* device = stream->device();
   {
     std::lock_guard<std::mutex> lock(device->mu);
     device->streams.erase(stream);
+    reapRetired(device);
   }
   delete stream;  // drains
+  return Status::Ok();
+}
+
+Status DeviceManager::destroyStreamForce(Stream* stream) {
+  COHORT_RETURN_IF_ERROR(unregisterStream(stream, "streamDestroyForce"));
+  Device* device = stream->device();
+  if (stream->stopped()) {
+    // A stopped stream holds its work: destruction drops it, at once.
+    {
+      std::lock_guard<std::mutex> lock(device->mu);
+      device->streams.erase(stream);
+    }
+    delete stream;
+    return Status::Ok();
+  }
+  stream->retire();
+  std::lock_guard<std::mutex> lock(device->mu);
+  device->streams.erase(stream);
+  device->retired.push_back(stream);
+  reapRetired(device);
   return Status::Ok();
 }
 

@@ -54,6 +54,9 @@ class Device {
   std::atomic<std::uint64_t> resetCount{0};  // teardowns so far (deviceResetCount)
   Stream* defaultStream = nullptr;
   std::set<Stream*> streams;  // including the default stream
+  /// Streams destroyed by force whose queued work still runs; deleted once idle
+  /// (at the next stream creation or destruction) or at teardown.
+  std::vector<Stream*> retired;
   int nextStreamId = 0;
   std::unique_ptr<CallbackRunner> callbacks;
 
@@ -103,6 +106,10 @@ class DeviceManager {
 
   Status createStream(Device* device, Stream** out);
   Status destroyStream(Stream* stream);
+  /// destroyStream without waiting: the handle dies now, the queued work runs on
+  /// (waits end aborted), the stream is deleted once idle (device.cc).
+  Status destroyStreamForce(Stream* stream);
+  Status unregisterStream(Stream* stream, const char* function);
   /// Resolves a caller's stream: null = the current device's default stream.
   Status resolveStream(Stream* stream, Stream** out);
 

@@ -168,7 +168,7 @@ Status Stream::waitForEvent(const std::shared_ptr<EventState>& event, std::uint6
     return enqueued_.load(std::memory_order_acquire) > completed_.load(std::memory_order_acquire) + 1;
   };
   auto between = [&]() -> std::optional<Status> {
-    if (this->interruptions() != interruptions) {
+    if (this->interruptions() != interruptions || retiring()) {
       return makeError(ErrorCode::kAborted, "{}: a wait for an event was aborted", name());
     }
     if (deadline.expired()) {

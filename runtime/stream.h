@@ -61,6 +61,15 @@ class Stream {
   /// worker (what is queued stays) until abort() or destruction.
   void stop();
   bool stopped() const { return paused_.load(std::memory_order_acquire); }
+  /// streamDestroyForce(): what is queued still runs, but every wait of the stream,
+  /// running now or later, ends with kAborted (and, the stream failing, drops what
+  /// is queued behind it). The stream takes no new work: its handle is gone.
+  void retire();
+  bool retiring() const { return retiring_.load(std::memory_order_acquire); }
+  /// Every queued task has completed (or was dropped).
+  bool idle() const {
+    return completed_.load(std::memory_order_acquire) >= enqueued_.load(std::memory_order_acquire);
+  }
   /// Grows when abort() or stop() begins: a wait that saw another value ends.
   std::uint64_t interruptions() const { return interrupts_.load(std::memory_order_acquire); }
   /// Whether the calling thread is this stream's worker (running one of its tasks).
@@ -146,6 +155,7 @@ class Stream {
   // abort(): tasks numbered up to this (1-based, in queue order) are dropped.
   std::atomic<std::uint64_t> dropThrough_{0};
   std::atomic<std::uint64_t> interrupts_{0};
+  std::atomic<bool> retiring_{false};
   std::atomic<bool> paused_{false};  // stop(): the worker takes no task
   std::shared_ptr<CaptureState> capture_;  // guarded by mu_
   int captureLane_ = 0;

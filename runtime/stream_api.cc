@@ -3,6 +3,7 @@
 #include "common/log.h"
 #include "common/wait.h"
 #include "runtime/api.h"
+#include "runtime/core_pool.h"
 #include "runtime/ipc_event.h"
 #include "runtime/stream_control.h"
 
@@ -146,6 +147,17 @@ Status streamDestroy(Stream* stream) {
   });
 }
 
+Status streamDestroyForce(Stream* stream) {
+  return apiCall([&](DeviceManager& m) {
+    Stream* s = nullptr;
+    if (stream != nullptr && hasStreamObserver() && m.resolveStream(stream, &s).ok() &&
+        !s->isDefault()) {
+      notifyStreamObserver(s, /*created=*/false);
+    }
+    return m.destroyStreamForce(stream);
+  });
+}
+
 Status streamSynchronize(Stream* stream, long timeoutMs) {
   return apiCall([&](DeviceManager& m) {
     Stream* s = nullptr;
@@ -204,6 +216,19 @@ Status streamProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* co
 
 Status launchKernel(Stream* stream, Kernel kernel) {
   return launchKernel(stream, std::move(kernel), nullptr);
+}
+
+Status launchBlocks(Stream* stream, std::uint32_t blocks, std::uint32_t cores,
+                    BlockFunction block) {
+  if (!block) return Status(ErrorCode::kInvalidArgument, "launchBlocks: empty block function");
+  if (blocks == 0 || cores == 0) {
+    return makeError(ErrorCode::kInvalidArgument, "launchBlocks: {} is 0",
+                     blocks == 0 ? "blocks" : "cores");
+  }
+  return launchKernel(stream, [blocks, cores, b = std::move(block)](Stream* s) {
+    // The running stream itself, not its handle: a stream destroyed by force runs on.
+    return CorePool::of(s->device()->id()).run(blocks, cores, b);
+  });
 }
 
 Status launchKernel(Stream* stream, Kernel kernel, TaskPlace* place) {

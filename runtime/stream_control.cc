@@ -48,7 +48,7 @@ Status runWait(Stream* s, const WaitTask& task) {
   long sleepUs = 0;
   for (;;) {
     if (task.ready(sleepUs)) return task.then ? task.then() : Status::Ok();
-    if (s->interruptions() != interruptions) {
+    if (s->interruptions() != interruptions || s->retiring()) {
       return makeError(ErrorCode::kAborted, "{} on {} was aborted", task.what, s->name());
     }
     const auto now = Clock::now();
@@ -186,6 +186,13 @@ void Stream::stop() {
       failed_.store(true, std::memory_order_release);
     }
   }
+  interrupts_.fetch_add(1, std::memory_order_acq_rel);
+  workWord_.notifyAll();
+  doneWord_.notifyAll();
+}
+
+void Stream::retire() {
+  retiring_.store(true, std::memory_order_release);
   interrupts_.fetch_add(1, std::memory_order_acq_rel);
   workWord_.notifyAll();
   doneWord_.notifyAll();

@@ -273,6 +273,11 @@ Status streamCreate(Stream** stream);
 /// Waits for the stream's work, then destroys it. The default stream cannot be
 /// destroyed.
 Status streamDestroy(Stream* stream);
+/// Destroys a stream without waiting (aclrtDestroyStreamForce): its handle dies at
+/// once; the work queued on it still runs, except that its waits end aborted (so it
+/// cannot hang: what is queued behind a wait is dropped). The device's reset waits
+/// for that work.
+Status streamDestroyForce(Stream* stream);
 /// Waits until all work queued so far has run; returns the stream's sticky error
 /// if a task failed, kTimeout if timeoutMs (>= 0) passed first.
 Status streamSynchronize(Stream* stream, long timeoutMs = -1);
@@ -304,6 +309,15 @@ struct TaskPlace {
 /// launchKernel that also says where the kernel landed, read as it was queued: a
 /// caller learns whether another task came between two of its own.
 Status launchKernel(Stream* stream, Kernel kernel, TaskPlace* place);
+
+/// One block of an AscendC-style kernel, given its index in [0, blocks).
+using BlockFunction = std::function<Status(std::uint32_t block)>;
+/// Queues a kernel of `blocks` blocks: once the work queued before it is done, the
+/// device's AI Cores (a pool of COHORT_AICORE_THREADS threads) run `block` for every
+/// index, at most `cores` at once. A block that fails (or throws) fails the stream
+/// and blocks not yet started never start, as an AI Core exception ends a kernel.
+Status launchBlocks(Stream* stream, std::uint32_t blocks, std::uint32_t cores,
+                    BlockFunction block);
 
 enum class CallbackMode {
   kBlocking,     ///< later tasks of the stream wait for the callback

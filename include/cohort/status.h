@@ -37,10 +37,11 @@ enum class ErrorCode : int {
   kMismatch = 24,         ///< ranks called mismatched operations
   kNotSupported = 25,     ///< feature not supported here
   kCaptured = 26,         ///< not allowed while a stream captures, or the capture broke
+  kKernelFault = 27,      ///< a device kernel trapped or overran its core's local memory
 };
 
 /// The highest code: a number read from a peer or a file above it is not a code.
-constexpr ErrorCode kLastErrorCode = ErrorCode::kCaptured;
+constexpr ErrorCode kLastErrorCode = ErrorCode::kKernelFault;
 
 /// Short fixed text for a code, e.g. "out of memory".
 const char* errorString(ErrorCode code);

@@ -292,7 +292,25 @@ TEST_F(AclStreamExtTest, AbortEndsARunningWait) {
   ASSERT_ACL_OK(aclrtDestroyStream(stream));
 }
 
-TEST_F(AclStreamExtTest, DestroyForceDoesNotRunWhatIsQueued) {
+TEST_F(AclStreamExtTest, DestroyForceLetsQueuedWorkRunWithoutWaitingForIt) {
+  aclrtStream stream = nullptr;
+  ASSERT_ACL_OK(aclrtCreateStream(&stream));
+  ASSERT_ACL_OK(aclrtLaunchHostFunc(stream, [](void*) { sleepMs(300); }, nullptr));
+  OrderLog log;
+  for (int i = 0; i < 3; ++i) log.mark(stream, i);
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_ACL_OK(aclrtDestroyStreamForce(stream));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200));
+  EXPECT_TRUE(log.marks().empty());
+  // The work queued before the destroy runs on; a new stream reaps the old one.
+  for (int i = 0; i < 500 && log.marks().size() < 3; ++i) sleepMs(10);
+  EXPECT_EQ(log.marks(), (std::vector<int>{0, 1, 2}));
+  aclrtStream next = nullptr;
+  ASSERT_ACL_OK(aclrtCreateStream(&next));
+  ASSERT_ACL_OK(aclrtDestroyStream(next));
+}
+
+TEST_F(AclStreamExtTest, DestroyForceEndsAWaitAndDropsWhatIsBehindIt) {
   aclrtStream stream = nullptr;
   ASSERT_ACL_OK(aclrtCreateStream(&stream));
   void* word = nullptr;
@@ -300,6 +318,7 @@ TEST_F(AclStreamExtTest, DestroyForceDoesNotRunWhatIsQueued) {
   OrderLog log;
   for (int i = 0; i < 5; ++i) log.mark(stream, i);
   ASSERT_ACL_OK(aclrtDestroyStreamForce(stream));
+  sleepMs(50);
   EXPECT_TRUE(log.marks().empty());
   int32_t id = 0;
   EXPECT_ACL_ERROR(aclrtStreamGetId(stream, &id), ACL_ERROR_RT_INVALID_HANDLE,

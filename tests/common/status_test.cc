@@ -24,7 +24,8 @@ TEST(StatusTest, CodesAreStable) {
   EXPECT_EQ(static_cast<int>(ErrorCode::kVersionMismatch), 13);
   EXPECT_EQ(static_cast<int>(ErrorCode::kNotSupported), 25);
   EXPECT_EQ(static_cast<int>(ErrorCode::kCaptured), 26);
-  EXPECT_EQ(kLastErrorCode, ErrorCode::kCaptured);
+  EXPECT_EQ(static_cast<int>(ErrorCode::kKernelFault), 27);
+  EXPECT_EQ(kLastErrorCode, ErrorCode::kKernelFault);
   for (int c = 0; c <= static_cast<int>(kLastErrorCode); ++c) {
     EXPECT_STRNE(errorString(static_cast<ErrorCode>(c)), "unknown error") << c;
   }
