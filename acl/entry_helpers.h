@@ -22,6 +22,11 @@ inline runtime::Stream* toStream(aclrtStream stream) {
 }
 inline runtime::Event* toEvent(aclrtEvent event) { return static_cast<runtime::Event*>(event); }
 
+/// The vector cores a kernel this thread launches on `stream` may use: the limits of
+/// the stream this thread adopted, else the stream's, the device's, the SoC's
+/// (aclrtSetStreamResLimit and friends, res_limit_api.cc).
+Status vectorCoreLimit(aclrtStream stream, uint32_t* cores);
+
 // The argument errors return a Status (kInvalidArgument, ACL_ERROR_INVALID_PARAM):
 // it converts to an Outcome, so helpers that return either can use them.
 

@@ -56,6 +56,8 @@ aclrtErrorType faultKind(ErrorCode code) {
     case ErrorCode::kConnectionError:
     case ErrorCode::kRemoteError:
       return ACL_RT_ERROR_LINK;
+    case ErrorCode::kKernelFault:
+      return ACL_RT_ERROR_AICORE;
     default:
       return ACL_RT_ERROR_OTHERS;
   }

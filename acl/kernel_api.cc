@@ -1,7 +1,7 @@
-// Kernel binaries, functions, argument lists and launches (acl/acl_rt_kernel.h).
-// Cohort's devices execute no device code: an AI Core ELF or AI CPU package cannot
-// be loaded, so there is never a binary, function or argument list to work on, and
-// every entry point of the family answers "not supported".
+// The kernel entry points (acl/acl_rt_kernel.h) that Cohort does not offer. AscendC
+// kernels compiled for the CPU load and launch (kernel_launch_api.cc); what is left
+// works on the device's own binaries (an AI Core ELF, an AI CPU package, SIMT
+// kernels, device addresses of functions) and answers "not supported".
 #include "acl/acl.h"
 #include "acl/api_call.h"
 #include "acl/unsupported.h"
@@ -12,8 +12,8 @@ namespace {
 using cohort::acl::notSupported;
 
 constexpr const char* kNoDeviceCode =
-    "Cohort's emulated devices run no device code (no Ascend kernel binary can be loaded "
-    "or launched)";
+    "Cohort's emulated devices run AscendC kernels compiled for the CPU (ascendc.cmake), "
+    "not the device's own binaries";
 
 aclError noKernels(const char* function) { return notSupported(function, kNoDeviceCode); }
 
@@ -39,17 +39,6 @@ aclrtBinary aclrtCreateBinary(const void*, size_t) {
 aclError aclrtDestroyBinary(aclrtBinary) { return noKernels("aclrtDestroyBinary"); }
 aclError aclrtBinaryLoad(const aclrtBinary, aclrtBinHandle*) {
   return noKernels("aclrtBinaryLoad");
-}
-aclError aclrtBinaryLoadFromFile(const char*, aclrtBinaryLoadOptions*, aclrtBinHandle*) {
-  return noKernels("aclrtBinaryLoadFromFile");
-}
-aclError aclrtBinaryLoadFromData(const void*, size_t, const aclrtBinaryLoadOptions*,
-                                 aclrtBinHandle*) {
-  return noKernels("aclrtBinaryLoadFromData");
-}
-aclError aclrtBinaryUnLoad(aclrtBinHandle) { return noKernels("aclrtBinaryUnLoad"); }
-aclError aclrtBinaryGetFunction(const aclrtBinHandle, const char*, aclrtFuncHandle*) {
-  return noKernels("aclrtBinaryGetFunction");
 }
 aclError aclrtBinaryGetFunctionByEntry(aclrtBinHandle, uint64_t, aclrtFuncHandle*) {
   return noKernels("aclrtBinaryGetFunctionByEntry");
@@ -87,9 +76,6 @@ aclError aclrtGetFunctionAddr(aclrtFuncHandle, void**, void**) {
 aclError aclrtGetFunctionSize(aclrtFuncHandle, size_t*, size_t*) {
   return noKernels("aclrtGetFunctionSize");
 }
-aclError aclrtGetFunctionName(aclrtFuncHandle, uint32_t, char*) {
-  return noKernels("aclrtGetFunctionName");
-}
 aclError aclrtGetFunctionAttribute(aclrtFuncHandle, aclrtFuncAttribute, int64_t*) {
   return noKernels("aclrtGetFunctionAttribute");
 }
@@ -104,9 +90,6 @@ aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo*, aclrtFun
   return noKernels("aclrtGetFuncHandleFromExceptionInfo");
 }
 
-aclError aclrtKernelArgsInit(aclrtFuncHandle, aclrtArgsHandle*) {
-  return noKernels("aclrtKernelArgsInit");
-}
 aclError aclrtKernelArgsInitByUserMem(aclrtFuncHandle, aclrtArgsHandle, void*, size_t) {
   return noKernels("aclrtKernelArgsInitByUserMem");
 }
@@ -116,29 +99,9 @@ aclError aclrtKernelArgsGetMemSize(aclrtFuncHandle, size_t, size_t*) {
 aclError aclrtKernelArgsGetHandleMemSize(aclrtFuncHandle, size_t*) {
   return noKernels("aclrtKernelArgsGetHandleMemSize");
 }
-aclError aclrtKernelArgsAppend(aclrtArgsHandle, void*, size_t, aclrtParamHandle*) {
-  return noKernels("aclrtKernelArgsAppend");
-}
-aclError aclrtKernelArgsAppendPlaceHolder(aclrtArgsHandle, aclrtParamHandle*) {
-  return noKernels("aclrtKernelArgsAppendPlaceHolder");
-}
-aclError aclrtKernelArgsGetPlaceHolderBuffer(aclrtArgsHandle, aclrtParamHandle, size_t, void**) {
-  return noKernels("aclrtKernelArgsGetPlaceHolderBuffer");
-}
-aclError aclrtKernelArgsParaUpdate(aclrtArgsHandle, aclrtParamHandle, void*, size_t) {
-  return noKernels("aclrtKernelArgsParaUpdate");
-}
-aclError aclrtKernelArgsFinalize(aclrtArgsHandle) { return noKernels("aclrtKernelArgsFinalize"); }
-aclError aclrtLaunchKernel(aclrtFuncHandle, uint32_t, const void*, size_t, aclrtStream) {
-  return noKernels("aclrtLaunchKernel");
-}
 aclError aclrtLaunchKernelV2(aclrtFuncHandle, uint32_t, const void*, size_t, aclrtLaunchKernelCfg*,
                              aclrtStream) {
   return noKernels("aclrtLaunchKernelV2");
-}
-aclError aclrtLaunchKernelWithConfig(aclrtFuncHandle, uint32_t, aclrtStream, aclrtLaunchKernelCfg*,
-                                     aclrtArgsHandle, void*) {
-  return noKernels("aclrtLaunchKernelWithConfig");
 }
 aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle, uint32_t, aclrtStream,
                                        aclrtLaunchKernelCfg*, void*, size_t, aclrtPlaceHolderInfo*,

@@ -209,3 +209,20 @@ aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t* value) 
     return Status::Ok();
   });
 }
+
+namespace cohort::acl {
+
+Status vectorCoreLimit(aclrtStream stream, uint32_t* cores) {
+  StreamKey key;
+  const Outcome found = keyOf("vectorCoreLimit", stream, &key);
+  if (!found.ok()) return found.status;
+  LimitState& s = limits();
+  std::lock_guard<std::mutex> lock(s.mu);
+  // The calling thread's stream limits (aclrtUseStreamResInCurrentThread) come
+  // before the launch stream's own, on that stream's device.
+  const bool useThread = tUsesStream && tStream.first == key.first;
+  *cores = limitLocked(s, useThread ? &tStream : &key, key.first, ACL_RT_DEV_RES_VECTOR_CORE);
+  return Status::Ok();
+}
+
+}  // namespace cohort::acl

@@ -286,7 +286,8 @@ ACL_FUNC_VISIBILITY aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExce
                                                                  aclrtFuncHandle* func);
 /* The device's latest fault: the kind of the last task that failed on it since it
  * was set up or repaired (ACL_RT_ERROR_MEMORY for bad pointers and out-of-memory,
- * ACL_RT_ERROR_LINK for failed links and peers, ACL_RT_ERROR_OTHERS otherwise;
+ * ACL_RT_ERROR_LINK for failed links and peers, ACL_RT_ERROR_AICORE for a kernel that
+ * trapped, ACL_RT_ERROR_OTHERS otherwise;
  * ACL_RT_NO_ERROR if none). tryRepair and hasDetail are 0. */
 ACL_FUNC_VISIBILITY aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo* errorInfo);
 /* Forgets the device's fault (an emulated device has no hardware to repair; streams

@@ -11,7 +11,8 @@ declare -A allowed=(
   [transport]="common kernels runtime transport"
   [collective]="common kernels runtime ranktable transport collective"
   [launcher]="common ranktable transport launcher"
-  [acl]="common kernels runtime acl"
+  # acl implements the kernel launch ABI of include/ascendc/ (the AscendC headers).
+  [acl]="common kernels runtime ascendc acl"
   [torch_cohort]="torch_cohort"  # the public API (cohort/) only
 )
 bad=0
