@@ -166,8 +166,8 @@ cmd_test() {
   stage "ThreadSanitizer: the suites labelled tsan"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest build-tsan -L tsan
   if [ -x fuzz/run_fuzzers.sh ]; then
-    stage "fuzzers (${FUZZ_SECONDS:-30} s each)"
-    fuzz/run_fuzzers.sh "${FUZZ_SECONDS:-30}"
+    stage "fuzzers (${FUZZ_SECONDS:-20} s each)"
+    fuzz/run_fuzzers.sh "${FUZZ_SECONDS:-20}"
   fi
   stage ""
   log "all tests passed"
