@@ -37,7 +37,8 @@
 //   kNotSupported        207000  ACL_ERROR_RT_FEATURE_NOT_SUPPORT
 //   kCaptured            107030  ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT   an unsafe call during a capture
 //                        107027  ACL_ERROR_RT_STREAM_CAPTURED  (kStreamSync: the stream captures)
-//   kKernelFault         507015  ACL_ERROR_RT_AICORE_EXCEPTION    a kernel trapped or overran its UB
+//   kKernelFault         507035  ACL_ERROR_RT_VECTOR_CORE_EXCEPTION  a kernel trapped or overran its
+//                                UB (AscendC vector kernels run on the 910B's vector cores)
 #include "acl/error_map.h"
 
 namespace cohort::acl {
@@ -102,7 +103,7 @@ aclError toAclError(ErrorCode code, Site site) {
       return site == Site::kStreamSync ? ACL_ERROR_RT_STREAM_CAPTURED
                                        : ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;
     case ErrorCode::kKernelFault:
-      return ACL_ERROR_RT_AICORE_EXCEPTION;
+      return ACL_ERROR_RT_VECTOR_CORE_EXCEPTION;
   }
   return ACL_ERROR_INTERNAL_ERROR;
 }

@@ -5,7 +5,7 @@
 // (aclrtKernelArgs*) and launches (aclrtLaunchKernel, aclrtLaunchKernelWithConfig).
 // Each launch runs its blocks on the device's AI Cores (runtime::launchBlocks), at
 // most as many at once as the resource limits allow; a block that traps fails the
-// stream with ACL_ERROR_RT_AICORE_EXCEPTION naming the kernel, the block and why.
+// stream with ACL_ERROR_RT_VECTOR_CORE_EXCEPTION naming the kernel, the block and why.
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>

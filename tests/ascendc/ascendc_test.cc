@@ -44,7 +44,7 @@ class AscendcTest : public AclDevice0StreamTest {
   // The stream's error after a kernel that should fault: the AI Core exception,
   // with a message naming `kernel`, `block` and `cause`.
   void expectFault(const std::string& kernel, const std::string& block, const std::string& cause) {
-    EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_ERROR_RT_AICORE_EXCEPTION);
+    EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_ERROR_RT_VECTOR_CORE_EXCEPTION);
     const char* m = aclGetRecentErrMsg();
     ASSERT_NE(m, nullptr);
     const std::string message(m);
