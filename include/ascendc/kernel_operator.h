@@ -185,7 +185,8 @@ __aicore__ inline void SetFlag(int32_t) {}
 template <HardEvent event>
 __aicore__ inline void WaitFlag(int32_t) {}
 __aicore__ inline void pipe_barrier(pipe_t) {}
-__aicore__ inline void SyncAll() {}
+// No SyncAll: a barrier across blocks cannot hold when blocks outnumber the cores
+// that run them, and a no-op would compute wrong results; such kernels do not build.
 
 // ---- Tensors ------------------------------------------------------------------------
 /// Elements in global memory. A copy is a view; SetGlobalBuffer's size (0: unknown)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Link checks you can trust (issue 29): no false alarm on a healthy cluster, the
 # degraded link caught, a stopped peer named. The short run (the default suite)
-# runs a healthy check that alarms once more, once; loops counts every alarm.
+# runs a healthy check that alarms again, at most twice; loops counts every alarm.
 # Every "machine" is a network namespace on this box
 # (tests/netns/linkcheck_cluster.sh).
 #
@@ -131,7 +131,7 @@ on_devices() { RANK_NS=("${DEV_NS[@]}"); RANK_ENV=("${DEV_ENV[@]}"); }
 
 # ---- healthy: no false alarm ---------------------------------------------------------
 healthy() {  # healthy HOG_LABEL
-  local c args key i
+  local c args key i retry
   for c in shm4 shm8 tcp2x2; do
     case $c in shm*) on_host ;; tcp2x2) on_nodes ;; esac
     for args in "" "--min-gbps 2"; do
@@ -140,14 +140,16 @@ healthy() {  # healthy HOG_LABEL
         # shellcheck disable=SC2086  # the thresholds, split on purpose
         check "$c" "$WORK/$c.table" $args
         if [ "$MODE" = short ]; then
-          # One false alarm (a link flagged slow or unstable on a loaded 2-core
-          # machine) is run again, once, and said; loops counts every one.
-          if ! all_ok && ! grep -q UNREACHABLE "$WORK/$LAST.rank0.log"; then
+          # A false alarm (a link flagged slow or unstable on a loaded 2-core
+          # machine) is run again, at most twice, and said; loops counts every one.
+          # (A CI run saw tcp2x2's link 0-3 at 0.46 x in two checks in a row.)
+          for retry in 1 2; do
+            all_ok || grep -q UNREACHABLE "$WORK/$LAST.rank0.log" && break
             echo "note: $key: a false alarm ($(grep -oE '^  (SLOW|UNSTABLE) rank [0-9]+' \
-              "$WORK/$LAST.rank0.log" | head -1)); running the check once more"
+              "$WORK/$LAST.rank0.log" | head -1)); running the check again ($retry of 2)"
             # shellcheck disable=SC2086  # the thresholds, split on purpose
             check "$c" "$WORK/$c.table" $args
-          fi
+          done
           all_ok || fail "$key: a healthy check exited ${CODES[*]}"
           if [ $c = tcp2x2 ]; then
             [[ $(link_line "$LAST" 0 2) == *'"transport":"tcp"'* ]] || fail "$key: 0-2 is not tcp"
