@@ -241,9 +241,7 @@ Status DeviceManager::createStream(Device* device, Stream** out) {
   return Status::Ok();
 }
 
-
-// Takes `stream` out of the registry (its handle is dead from now on) and out of its
-// device's live streams; the device's lock is held by the caller, who passes it.
+// Takes `stream` out of the registry: its handle is dead from now on.
 Status DeviceManager::unregisterStream(Stream* stream, const char* function) {
   std::lock_guard<std::mutex> lock(registryMu_);
   if (stream == nullptr || streams_.count(stream) == 0) {

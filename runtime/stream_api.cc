@@ -136,24 +136,29 @@ Status streamCreate(Stream** stream) {
   });
 }
 
+namespace {
+
+// Tells the stream observer that `stream` goes (a live, non-default stream only).
+void announceDestruction(DeviceManager& m, Stream* stream) {
+  Stream* s = nullptr;
+  if (stream != nullptr && hasStreamObserver() && m.resolveStream(stream, &s).ok() &&
+      !s->isDefault()) {
+    notifyStreamObserver(s, /*created=*/false);
+  }
+}
+
+}  // namespace
+
 Status streamDestroy(Stream* stream) {
   return apiCall([&](DeviceManager& m) {
-    Stream* s = nullptr;
-    if (stream != nullptr && hasStreamObserver() && m.resolveStream(stream, &s).ok() &&
-        !s->isDefault()) {
-      notifyStreamObserver(s, /*created=*/false);
-    }
+    announceDestruction(m, stream);
     return m.destroyStream(stream);
   });
 }
 
 Status streamDestroyForce(Stream* stream) {
   return apiCall([&](DeviceManager& m) {
-    Stream* s = nullptr;
-    if (stream != nullptr && hasStreamObserver() && m.resolveStream(stream, &s).ok() &&
-        !s->isDefault()) {
-      notifyStreamObserver(s, /*created=*/false);
-    }
+    announceDestruction(m, stream);
     return m.destroyStreamForce(stream);
   });
 }
