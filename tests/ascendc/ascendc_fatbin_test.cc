@@ -7,33 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "acl/acl_test_util.h"
+#include "ascendc/ascendc_test_util.h"
 
 namespace cohort::acltest {
 namespace {
 
-class AscendcFatbinTest : public AclDevice0StreamTest {
+class AscendcFatbinTest : public KernelTest {
  protected:
   void TearDown() override {
-    for (void* p : device_) EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
     if (binary_ != nullptr) EXPECT_EQ(aclrtBinaryUnLoad(binary_), ACL_SUCCESS);
-    AclDevice0StreamTest::TearDown();
-  }
-  template <typename T>
-  T* deviceCopy(const std::vector<T>& host) {
-    void* p = nullptr;
-    EXPECT_EQ(aclrtMalloc(&p, host.size() * sizeof(T), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
-    device_.push_back(p);
-    EXPECT_EQ(aclrtMemcpy(p, host.size() * sizeof(T), host.data(), host.size() * sizeof(T),
-                          ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
-    return static_cast<T*>(p);
-  }
-  template <typename T>
-  std::vector<T> hostCopy(const T* device, size_t count) {
-    std::vector<T> host(count);
-    EXPECT_EQ(aclrtMemcpy(host.data(), count * sizeof(T), device, count * sizeof(T),
-                          ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
-    return host;
+    KernelTest::TearDown();
   }
   // axpy's arguments: x, y, a placeholder holding the length, alpha.
   aclrtArgsHandle axpyArgs(aclrtFuncHandle f, float* x, float* y, uint32_t length, float alpha) {
@@ -52,7 +35,6 @@ class AscendcFatbinTest : public AclDevice0StreamTest {
     EXPECT_EQ(aclrtKernelArgsFinalize(args), ACL_SUCCESS);
     return args;
   }
-  std::vector<void*> device_;
   aclrtBinHandle binary_ = nullptr;
 };
 

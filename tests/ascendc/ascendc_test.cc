@@ -10,37 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "acl/acl_test_util.h"
+#include "ascendc/ascendc_test_util.h"
 #include "ascendc/test_kernels.h"
 
 namespace cohort::acltest {
 namespace {
 
-class AscendcTest : public AclDevice0StreamTest {
+class AscendcTest : public KernelTest {
  protected:
-  void TearDown() override {
-    for (void* p : device_) EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
-    AclDevice0StreamTest::TearDown();
-  }
-  template <typename T>
-  T* deviceCopy(const std::vector<T>& host) {
-    void* p = nullptr;
-    EXPECT_EQ(aclrtMalloc(&p, std::max<size_t>(host.size() * sizeof(T), 1),
-                          ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
-    device_.push_back(p);
-    if (!host.empty()) {
-      EXPECT_EQ(aclrtMemcpy(p, host.size() * sizeof(T), host.data(), host.size() * sizeof(T),
-                            ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
-    }
-    return static_cast<T*>(p);
-  }
-  template <typename T>
-  std::vector<T> hostCopy(const T* device, size_t count) {
-    std::vector<T> host(count);
-    EXPECT_EQ(aclrtMemcpy(host.data(), count * sizeof(T), device, count * sizeof(T),
-                          ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
-    return host;
-  }
   // The stream's error after a kernel that should fault: the AI Core exception,
   // with a message naming `kernel`, `block` and `cause`.
   void expectFault(const std::string& kernel, const std::string& block, const std::string& cause) {
@@ -52,7 +29,6 @@ class AscendcTest : public AclDevice0StreamTest {
     EXPECT_NE(message.find(block), std::string::npos) << message;
     EXPECT_NE(message.find(cause), std::string::npos) << message;
   }
-  std::vector<void*> device_;
 };
 
 std::vector<float> pattern(size_t n, float scale, float offset) {
