@@ -71,6 +71,14 @@ HandleTable<Args>& argLists() {
   return *table;
 }
 
+// The live objects behind an entry point's funcHandle and argsHandle arguments.
+Status findFunction(const char* fn, void* handle, std::shared_ptr<Function>* f) {
+  return functions().lookup(fn, "funcHandle", handle, "function", f);
+}
+Status findArgs(const char* fn, void* handle, std::shared_ptr<Args>* args) {
+  return argLists().lookup(fn, "argsHandle", handle, "argument list", args);
+}
+
 // Queues `run(args, block)` for each block; `args` lives as long as the launch can
 // run (in a captured model, as long as the model).
 Outcome launch(const char* function, const std::string& kernel, uint32_t blockDim,
@@ -150,10 +158,8 @@ int runPacked(void* args, CohortKernelBlock* block) {
   return packed->function->entry.runPacked(packed->pointers.data(), block);
 }
 
-Outcome launchFunction(const char* function, void* funcHandle, uint32_t blockDim,
+Outcome launchFunction(const char* function, std::shared_ptr<Function> f, uint32_t blockDim,
                        aclrtStream stream, const std::function<Outcome(PackedArgs*)>& fill) {
-  std::shared_ptr<Function> f;
-  COHORT_RETURN_IF_ERROR(functions().lookup(function, "funcHandle", funcHandle, "function", &f));
   auto packed = std::make_shared<PackedArgs>();
   packed->function = f;
   ACL_RETURN_IF_FAILED(fill(packed.get()));
@@ -264,7 +270,7 @@ aclError aclrtGetFunctionName(aclrtFuncHandle funcHandle, uint32_t maxLen, char*
   const char* fn = "aclrtGetFunctionName";
   return apiCall(fn, [&]() -> Outcome {
     std::shared_ptr<Function> f;
-    COHORT_RETURN_IF_ERROR(functions().lookup(fn, "funcHandle", funcHandle, "function", &f));
+    COHORT_RETURN_IF_ERROR(findFunction(fn, funcHandle, &f));
     if (name == nullptr) return nullArgument(fn, "name");
     if (std::strlen(f->entry.name) + 1 > maxLen) {
       return invalidArgument(fn, "maxLen {} cannot hold {} and its terminating NUL", maxLen,
@@ -279,7 +285,7 @@ aclError aclrtKernelArgsInit(aclrtFuncHandle funcHandle, aclrtArgsHandle* argsHa
   const char* fn = "aclrtKernelArgsInit";
   return apiCall(fn, [&]() -> Outcome {
     std::shared_ptr<Function> f;
-    COHORT_RETURN_IF_ERROR(functions().lookup(fn, "funcHandle", funcHandle, "function", &f));
+    COHORT_RETURN_IF_ERROR(findFunction(fn, funcHandle, &f));
     if (argsHandle == nullptr) return nullArgument(fn, "argsHandle");
     auto args = std::make_shared<Args>();
     args->function = std::move(f);
@@ -292,7 +298,7 @@ namespace {
 
 // The list behind `argsHandle`, still open for parameters.
 Outcome openList(const char* fn, aclrtArgsHandle argsHandle, std::shared_ptr<Args>* args) {
-  COHORT_RETURN_IF_ERROR(argLists().lookup(fn, "argsHandle", argsHandle, "argument list", args));
+  COHORT_RETURN_IF_ERROR(findArgs(fn, argsHandle, args));
   if ((*args)->finalized) {
     return invalidArgument(fn, "the argument list of {} is finalized already",
                            (*args)->function->entry.name);
@@ -369,7 +375,7 @@ aclError aclrtKernelArgsGetPlaceHolderBuffer(aclrtArgsHandle argsHandle,
   return apiCall(fn, [&]() -> Outcome {
     std::shared_ptr<Args> args;
     COHORT_RETURN_IF_ERROR(
-        argLists().lookup(fn, "argsHandle", argsHandle, "argument list", &args));
+        findArgs(fn, argsHandle, &args));
     if (bufferAddr == nullptr) return nullArgument(fn, "bufferAddr");
     if (dataSize == 0) return invalidArgument(fn, "dataSize is 0");
     Args::Param* p = nullptr;
@@ -388,7 +394,7 @@ aclError aclrtKernelArgsParaUpdate(aclrtArgsHandle argsHandle, aclrtParamHandle 
   return apiCall(fn, [&]() -> Outcome {
     std::shared_ptr<Args> args;
     COHORT_RETURN_IF_ERROR(
-        argLists().lookup(fn, "argsHandle", argsHandle, "argument list", &args));
+        findArgs(fn, argsHandle, &args));
     if (param == nullptr) return nullArgument(fn, "param");
     Args::Param* p = nullptr;
     size_t index = 0;
@@ -408,7 +414,7 @@ aclError aclrtKernelArgsFinalize(aclrtArgsHandle argsHandle) {
   return apiCall(fn, [&]() -> Outcome {
     std::shared_ptr<Args> args;
     COHORT_RETURN_IF_ERROR(
-        argLists().lookup(fn, "argsHandle", argsHandle, "argument list", &args));
+        findArgs(fn, argsHandle, &args));
     const CohortKernelEntry& e = args->function->entry;
     if (args->params.size() != e.paramCount) {
       return invalidArgument(fn, "{} takes {} parameters, the list has {}", e.name, e.paramCount,
@@ -434,17 +440,17 @@ aclError aclrtLaunchKernelWithConfig(aclrtFuncHandle funcHandle, uint32_t numBlo
     (void)reserve;
     std::shared_ptr<Args> args;
     COHORT_RETURN_IF_ERROR(
-        argLists().lookup(fn, "argsHandle", argsHandle, "argument list", &args));
+        findArgs(fn, argsHandle, &args));
     if (!args->finalized) {
       return invalidArgument(fn, "the argument list is not finalized (aclrtKernelArgsFinalize)");
     }
     std::shared_ptr<Function> f;
-    COHORT_RETURN_IF_ERROR(functions().lookup(fn, "funcHandle", funcHandle, "function", &f));
+    COHORT_RETURN_IF_ERROR(findFunction(fn, funcHandle, &f));
     if (args->function->entry.runPacked != f->entry.runPacked) {
       return invalidArgument(fn, "the argument list was made for {}, not for {}",
                              args->function->entry.name, f->entry.name);
     }
-    return launchFunction(fn, funcHandle, numBlocks, stream, [&](PackedArgs* packed) -> Outcome {
+    return launchFunction(fn, f, numBlocks, stream, [&](PackedArgs* packed) -> Outcome {
       for (const Args::Param& p : args->params) {
         if (p.placeholder) {
           packed->placeholders.push_back(p.data);
@@ -466,7 +472,9 @@ aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const
                            size_t argsSize, aclrtStream stream) {
   const char* fn = "aclrtLaunchKernel";
   return apiCall(fn, [&]() -> Outcome {
-    return launchFunction(fn, funcHandle, numBlocks, stream, [&](PackedArgs* packed) -> Outcome {
+    std::shared_ptr<Function> f;
+    COHORT_RETURN_IF_ERROR(findFunction(fn, funcHandle, &f));
+    return launchFunction(fn, f, numBlocks, stream, [&](PackedArgs* packed) -> Outcome {
       const CohortKernelEntry& e = packed->function->entry;
       if (argsData == nullptr && e.paramCount > 0) return nullArgument(fn, "argsData");
       std::vector<unsigned char> blob;
