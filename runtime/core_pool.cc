@@ -1,7 +1,5 @@
 #include "runtime/core_pool.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -41,22 +39,32 @@ void CorePool::startThreads() {
   for (int i = 0; i < size_; ++i) std::thread([this] { serve(); }).detach();
 }
 
+namespace {
+
+// The pools by device. Never destroyed: helper threads may still sleep in a pool at
+// exit. A forked child gets a new registry (forgetCorePoolsInChild): the parent's
+// threads are not in it, and a lock one of them held is held forever.
+struct PoolRegistry {
+  std::mutex mu;
+  std::map<int, CorePool*> pools;
+};
+std::atomic<PoolRegistry*> gPools{new PoolRegistry()};
+
+}  // namespace
+
+void forgetCorePoolsInChild() { gPools.store(new PoolRegistry(), std::memory_order_release); }
+
 CorePool& CorePool::of(int device) {
-  // Never destroyed: helper threads may still sleep in a pool at exit. A forked
-  // child makes new pools (the parent's threads are not in it, and a lock one of
-  // them held is held forever).
-  static std::mutex mu;
-  static auto* pools = new std::map<int, std::pair<pid_t, CorePool*>>();
-  std::lock_guard<std::mutex> lock(mu);
-  auto& slot = (*pools)[device];
-  if (slot.second == nullptr || slot.first != getpid()) {
-    const Config& config = Config::global();
-    int threads = config.aicoreThreads;
+  PoolRegistry& r = *gPools.load(std::memory_order_acquire);
+  std::lock_guard<std::mutex> lock(r.mu);
+  CorePool*& pool = r.pools[device];
+  if (pool == nullptr) {
+    int threads = Config::global().aicoreThreads;
     if (threads == 0) threads = static_cast<int>(std::max(processors(), 1L));
     // The launching thread is one core; the pool adds the others.
-    slot = {getpid(), new CorePool(std::max(threads - 1, 0))};
+    pool = new CorePool(std::max(threads - 1, 0));
   }
-  return *slot.second;
+  return *pool;
 }
 
 void CorePool::work(Job& job) {

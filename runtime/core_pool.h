@@ -15,8 +15,8 @@
 namespace cohort::runtime {
 
 /// One device's cores. Thread-safe; created on the device's first kernel and kept
-/// (with its sleeping threads) for the life of the process. After a fork the child's
-/// pools have no threads: launches then run every block on the stream's worker.
+/// (with its sleeping threads) for the life of the process. A forked child makes
+/// pools of its own (forgetCorePoolsInChild).
 class CorePool {
  public:
   explicit CorePool(int threads);
@@ -43,5 +43,8 @@ class CorePool {
   const int size_;        // helper threads (started detached, kept for the process)
   bool started_ = false;  // under mu_
 };
+
+/// In a forked child (fork_handlers.cc): the parent's pools are left behind.
+void forgetCorePoolsInChild();
 
 }  // namespace cohort::runtime

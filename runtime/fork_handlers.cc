@@ -12,6 +12,7 @@
 
 #include <vector>
 
+#include "runtime/core_pool.h"
 #include "runtime/device.h"
 #include "runtime/task_reports.h"
 
@@ -33,6 +34,7 @@ void prepareFork() {
 void releaseFork(bool child) {
   if (child) {
     forgetThreadId();
+    forgetCorePoolsInChild();
     // Every pool the child has, also one created after prepareFork read the list.
     for (MemoryPool* p : DeviceManager::get().pools()) p->detachInChild(gForkParent);
   }
