@@ -22,6 +22,12 @@ inline runtime::Stream* toStream(aclrtStream stream) {
 }
 inline runtime::Event* toEvent(aclrtEvent event) { return static_cast<runtime::Event*>(event); }
 
+/// CANN's default failure mode for a stream it creates, ACL_CONTINUE_ON_FAILURE: the
+/// tasks behind a failed one still run, and a synchronize reports the failure once.
+inline Status continueOnFailure(runtime::Stream* created) {
+  return runtime::streamSetFailureMode(created, true);
+}
+
 /// The vector cores a kernel this thread launches on `stream` may use: the limits of
 /// the stream this thread adopted, else the stream's, the device's, the SoC's
 /// (aclrtSetStreamResLimit and friends, res_limit_api.cc).

@@ -22,10 +22,22 @@ Outcome createStream(const char* function, aclrtStream* stream, uint32_t priorit
   ACL_RETURN_IF_FAILED(requireDevice(function));
   rt::Stream* created = nullptr;
   COHORT_RETURN_IF_ERROR(rt::streamCreate(&created));
+  COHORT_RETURN_IF_ERROR(cohort::acl::continueOnFailure(created));
   // For aclrtStreamGetFlags / aclrtStreamGetPriority (stream_ext_api.cc).
   if (priority != 0 || flag != 0) cohort::acl::StreamAttrs::get().created(created, flag, priority);
   *stream = created;
   return Status::Ok();
+}
+
+// A synchronize of a stream aclrtStreamStop stopped fails with
+// ACL_ERROR_RT_INTERNAL_ERROR on CANN, whatever it held.
+Outcome synchronized(aclrtStream stream, Status s) {
+  if (s.code() != ErrorCode::kAborted) return s;
+  rt::StreamDescription d;
+  if (rt::streamDescribe(toStream(stream), &d).ok() && d.stopped) {
+    return Outcome(ACL_ERROR_RT_INTERNAL_ERROR, std::move(s));
+  }
+  return s;
 }
 
 }  // namespace
@@ -59,7 +71,7 @@ aclError aclrtDestroyStream(aclrtStream stream) {
 aclError aclrtSynchronizeStream(aclrtStream stream) {
   return apiCall("aclrtSynchronizeStream", Site::kStreamSync, [&]() -> Outcome {
     ACL_RETURN_IF_FAILED(needStream("aclrtSynchronizeStream", stream));
-    return rt::streamSynchronize(toStream(stream), -1);
+    return synchronized(stream, rt::streamSynchronize(toStream(stream), -1));
   });
 }
 
@@ -72,7 +84,7 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) 
                                timeout);
     }
     ACL_RETURN_IF_FAILED(needStream(fn, stream));
-    return rt::streamSynchronize(toStream(stream), timeout);
+    return synchronized(stream, rt::streamSynchronize(toStream(stream), timeout));
   });
 }
 

@@ -143,6 +143,7 @@ aclError aclrtCreateStreamV2(aclrtStream* stream, const aclrtStreamConfigHandle*
     ACL_RETURN_IF_FAILED(requireDevice(fn));
     rt::Stream* created = nullptr;
     COHORT_RETURN_IF_ERROR(rt::streamCreate(&created));
+    COHORT_RETURN_IF_ERROR(cohort::acl::continueOnFailure(created));
     StreamAttrs::get().created(created, static_cast<uint32_t>(handle->flag), handle->priority);
     *stream = created;
     return Status::Ok();

@@ -122,6 +122,24 @@ Status DeviceManager::device(int id, Device** out) {
   return Status::Ok();
 }
 
+void DeviceManager::settleFor(const PointerInfo& p) {
+  using Kind = PointerInfo::Kind;
+  if (p.kind != Kind::kDevice && p.kind != Kind::kImported && p.kind != Kind::kMapped) return;
+  auto settle = [](Device* d) {
+    // Under the device's lock, so that no stream is deleted meanwhile: the work
+    // waited for takes no lock of the device.
+    std::lock_guard<std::mutex> lock(d->mu);
+    for (Stream* s : d->streams) s->settle();
+    for (Stream* s : d->retired) s->settle();
+  };
+  Device* d = nullptr;
+  if (device(p.device, &d).ok()) {
+    settle(d);
+  } else if (p.kind == Kind::kImported) {  // a peer's memory: any device may use it
+    for (const auto& each : devices_) settle(each.get());
+  }
+}
+
 Status DeviceManager::bringUp(Device* device) {
   if (device->pool() == nullptr) {
     std::unique_ptr<MemoryPool> pool;

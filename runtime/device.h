@@ -123,6 +123,9 @@ class DeviceManager {
   /// the fork handlers may call it.
   std::vector<MemoryPool*> pools() const;
   PointerInfo classify(const void* p);
+  /// Before a synchronous memory call of the host touches `p`: if it is device memory,
+  /// waits for the device work leading its device's streams (Stream::settle).
+  void settleFor(const PointerInfo& p);
 
   Status importMapping(const MemHandle& handle, void** ptr);
   Status closeMapping(void* ptr);

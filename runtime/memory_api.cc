@@ -155,6 +155,7 @@ Status deviceFree(void* ptr) {
     }
     Device* d = nullptr;
     COHORT_RETURN_IF_ERROR(m.device(info.device, &d));
+    m.settleFor(info);  // the device's copies and kernels that lead its queues read it first
     COHORT_RETURN_IF_ERROR(d->pool()->free(ptr));
     registryNoteMemory(d->id(), d->pool()->used());
     return Status::Ok();
@@ -185,7 +186,10 @@ Status memcpy(void* dst, std::size_t destMax, const void* src, std::size_t count
   return apiCall([&](DeviceManager& m) {
     COHORT_RETURN_IF_ERROR(captureCheckUnsafe("memcpy (synchronous)"));
     COHORT_RETURN_IF_ERROR(checkCopy(m, dst, destMax, src, count, kind, "memcpy"));
-    if (count > 0) copyBytes(dst, src, count);
+    if (count == 0) return Status::Ok();
+    m.settleFor(m.classify(src));
+    m.settleFor(m.classify(dst));
+    copyBytes(dst, src, count);
     return Status::Ok();
   });
 }
@@ -200,7 +204,7 @@ Status memcpyAsync(void* dst, std::size_t destMax, const void* src, std::size_t 
     s->enqueue([dst, src, count] {
       copyBytes(dst, src, count);
       return Status::Ok();
-    }, false, "copy");
+    }, false, "copy", Stream::Work::kTransfer);
     return Status::Ok();
   });
 }
@@ -209,7 +213,9 @@ Status memset(void* dst, std::size_t destMax, int value, std::size_t count) {
   return apiCall([&](DeviceManager& m) {
     COHORT_RETURN_IF_ERROR(captureCheckUnsafe("memset (synchronous)"));
     COHORT_RETURN_IF_ERROR(checkSet(m, dst, destMax, count, "memset"));
-    if (count > 0) std::memset(dst, value, count);
+    if (count == 0) return Status::Ok();
+    m.settleFor(m.classify(dst));
+    std::memset(dst, value, count);
     return Status::Ok();
   });
 }
@@ -224,7 +230,7 @@ Status memsetAsync(void* dst, std::size_t destMax, int value, std::size_t count,
     s->enqueue([dst, value, count] {
       std::memset(dst, value, count);
       return Status::Ok();
-    }, false, "set");
+    }, false, "set", Stream::Work::kTransfer);
     return Status::Ok();
   });
 }
@@ -404,7 +410,10 @@ Status memImport(const MemHandle& handle, void** ptr) {
 }
 
 Status memClose(void* importedPtr) {
-  return apiCall([&](DeviceManager& m) { return m.closeMapping(importedPtr); });
+  return apiCall([&](DeviceManager& m) {
+    m.settleFor(m.classify(importedPtr));
+    return m.closeMapping(importedPtr);
+  });
 }
 
 namespace {

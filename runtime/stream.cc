@@ -47,7 +47,7 @@ Stream::~Stream() {
 
 
 std::uint64_t Stream::enqueue(std::function<Status()> task, bool runAfterError,
-                              const char* kind) {
+                              const char* kind, Work work) {
   std::uint64_t position = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -59,6 +59,7 @@ std::uint64_t Stream::enqueue(std::function<Status()> task, bool runAfterError,
     t.fn = std::move(task);
     t.runAfterError = runAfterError;
     t.launcher = currentThreadId();
+    t.work = work;
     position = enqueued_.load(std::memory_order_relaxed);
     noteTaskQueued(*this, position);
     queue_.push_back(std::move(t));
@@ -212,6 +213,9 @@ Status Stream::lazyDone(std::uint64_t target) const {
   auto check = [&](const Task& t) -> Status {
     if (!t.waitOn || !t.waitOn->done(t.waitGeneration)) return Status(ErrorCode::kNotReady, "");
     if (!t.waitOn->failed.load(std::memory_order_acquire)) return Status::Ok();
+    // Running on after errors, the stream reports each once: its worker records this
+    // one, which the synchronize that returns it then clears.
+    if (!skipping) return Status(ErrorCode::kNotReady, "");
     std::lock_guard<std::mutex> lock(t.waitOn->mu);
     return eventError(*t.waitOn, name());
   };
@@ -228,7 +232,11 @@ Status Stream::lazyDone(std::uint64_t target) const {
 
 Status Stream::progressTo(std::uint64_t target) const {
   if (completed_.load(std::memory_order_seq_cst) >= target) return error();
-  if (failed() && !continueAfterError_.load(std::memory_order_relaxed)) return error();
+  // A stopped stream holds its queue until abort(): waiting for it would never end.
+  if (failed() && (!continueAfterError_.load(std::memory_order_relaxed) ||
+                   paused_.load(std::memory_order_acquire))) {
+    return error();
+  }
   std::lock_guard<std::mutex> lock(mu_);
   return lazyDone(target);
 }
@@ -256,12 +264,14 @@ void Stream::workerLoop() {
       queue_.pop_front();
       running_.waitOn = task.waitOn;
       running_.waitGeneration = task.waitGeneration;
+      running_.work = task.work;
     }
     ++taken;
     // Tasks abort() dropped do not run, except records: their events must complete.
     const bool dropped = taken <= dropThrough_.load(std::memory_order_acquire);
-    const bool runs =
-        !dropped && (!failed() || continueAfterError_.load(std::memory_order_relaxed));
+    // A stream destroyed by force runs nothing after a failure, whatever its mode.
+    const bool runs = !dropped && (!failed() || (continueAfterError_.load(std::memory_order_relaxed) &&
+                                                 !retiring()));
     runningOnlyAfterError_ = !runs;
     if (task.runAfterError || runs) {
       trace::Span span("stream", task.waitOn ? "event wait" : "task");
@@ -360,7 +370,44 @@ Status Stream::synchronize(Deadline deadline) {
     return makeError(ErrorCode::kTimeout, "synchronize of {} timed out with {} task(s) pending",
                      name(), target - completed_.load());
   }
+  if (!result.ok() && continueAfterError_.load(std::memory_order_relaxed) &&
+      !paused_.load(std::memory_order_acquire)) {
+    // A stream that runs on after a failure reports the failure once (CANN's
+    // ACL_CONTINUE_ON_FAILURE): the synchronize that saw it clears it.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (failed() && error_.code() == result.code() && error_.message() == result.message()) {
+      error_ = Status();
+      failed_.store(false, std::memory_order_release);
+    }
+  }
   return result;
+}
+
+void Stream::settle() {
+  if (onWorker() || paused_.load(std::memory_order_acquire)) return;
+  std::uint64_t target = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    target = completed_.load(std::memory_order_acquire);
+    const std::uint64_t taken = enqueued_.load(std::memory_order_acquire) - queue_.size();
+    if (target < taken) {  // the worker holds one task
+      if (running_.work == Work::kHost) return;
+      ++target;
+    }
+    for (const Task& t : queue_) {
+      if (t.work == Work::kHost) break;
+      ++target;
+    }
+  }
+  if (completed() >= target) return;
+  const std::uint64_t interruptions = this->interruptions();
+  const DoneWaiter waiter(*this, target);
+  doneWord_.waitUntil(
+      [&] {
+        return completed() >= target || this->interruptions() != interruptions ||
+               paused_.load(std::memory_order_acquire);
+      },
+      Deadline::never());
 }
 
 Status Stream::query() {

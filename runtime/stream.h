@@ -33,8 +33,20 @@ class Stream {
   /// task's position on the stream (0, 1, 2, ... in queueing order).
   /// While the stream captures, the task is recorded into the capture instead
   /// (`kind` names it in the model) and the position returned is the next one.
+  /// What a task is to the emulated device. kTransfer (a copy, a set) and kKernel (a
+  /// kernel's blocks) run to their end without waiting for anything off the device:
+  /// settle() waits for them, and abort() kills a kernel as a device would.
+  enum class Work : std::uint8_t { kHost, kTransfer, kKernel };
   std::uint64_t enqueue(std::function<Status()> task, bool runAfterError = false,
-                        const char* kind = "task");
+                        const char* kind = "task", Work work = Work::kHost);
+  /// Waits until the device work that leads the queue (the running task and those
+  /// behind it, up to the first that may wait for something else: an event wait, a
+  /// callback, a host kernel, a collective) has run. A real device runs such work
+  /// in microseconds, before a synchronous memory call of the host reaches it;
+  /// settle() gives the host's synchronous calls that view. It never waits for an
+  /// event, a callback or another rank, and returns at once on a stopped stream or
+  /// on its own worker.
+  void settle();
   /// enqueue (after errors too) of a task whose first act is to wait for `generation`
   /// of `event` (a model's lane): if that is not done yet, a sleeping worker is left
   /// asleep and woken by the event's completion, which it would wait for anyway,
@@ -55,7 +67,9 @@ class Stream {
   /// that reason, the stream having failed (and not continuing after errors) or
   /// abort() having dropped it. Its worker's thread only.
   bool runningOnlyAfterError() const { return runningOnlyAfterError_; }
-  /// streamAbort(): drops what is queued, ends a running wait, then clears the error.
+  /// streamAbort(): drops what is queued, ends a running wait, then clears the error;
+  /// a kernel that was running, or about to (first in the queue), leaves kKernelFault,
+  /// as a kernel the device killed would.
   Status abort();
   /// streamStop(): fails the stream with kAborted, ends a running wait, and holds the
   /// worker (what is queued stays) until abort() or destruction.
@@ -110,6 +124,7 @@ class Stream {
     std::shared_ptr<EventState> wakeOn;  // enqueueAfter: this stream listens to it until run
     std::uint64_t waitGeneration = 0;
     std::uint32_t launcher = 0;  // Linux thread id of the thread that queued it
+    Work work = Work::kHost;     // see enqueue()
   };
   void workerLoop();
   /// Records a task into capture_ (mu_ held, capture_ set).

@@ -219,6 +219,11 @@ Status streamProgress(Stream* stream, std::uint64_t* enqueued, std::uint64_t* co
   });
 }
 
+namespace {
+// launchKernel (kHost), and launchBlocks (kKernel).
+Status launchTask(Stream* stream, Kernel kernel, TaskPlace* place, Stream::Work work);
+}  // namespace
+
 Status launchKernel(Stream* stream, Kernel kernel) {
   return launchKernel(stream, std::move(kernel), nullptr);
 }
@@ -230,13 +235,18 @@ Status launchBlocks(Stream* stream, std::uint32_t blocks, std::uint32_t cores,
     return makeError(ErrorCode::kInvalidArgument, "launchBlocks: {} is 0",
                      blocks == 0 ? "blocks" : "cores");
   }
-  return launchKernel(stream, [blocks, cores, b = std::move(block)](Stream* s) {
+  return launchTask(stream, [blocks, cores, b = std::move(block)](Stream* s) {
     // The running stream itself, not its handle: a stream destroyed by force runs on.
     return CorePool::of(s->device()->id()).run(blocks, cores, b);
-  });
+  }, nullptr, Stream::Work::kKernel);
 }
 
 Status launchKernel(Stream* stream, Kernel kernel, TaskPlace* place) {
+  return launchTask(stream, std::move(kernel), place, Stream::Work::kHost);
+}
+
+namespace {
+Status launchTask(Stream* stream, Kernel kernel, TaskPlace* place, Stream::Work work) {
   return apiCall([&](DeviceManager& m) {
     if (!kernel) return Status(ErrorCode::kInvalidArgument, "launchKernel: empty kernel");
     Stream* s = nullptr;
@@ -256,11 +266,12 @@ Status launchKernel(Stream* stream, Kernel kernel, TaskPlace* place) {
       // Waits of this process that lose their processor to it keep yielding.
       ComputeScope computing;
       return k(s);
-    }, false, "kernel");
+    }, false, "kernel", work);
     if (place != nullptr) *place = TaskPlace{s->device()->id(), s->id(), position};
     return Status::Ok();
   });
 }
+}  // namespace
 
 Status launchCallback(Stream* stream, std::function<void()> callback, CallbackMode mode) {
   return apiCall([&](DeviceManager& m) {

@@ -137,10 +137,18 @@ Status Stream::abort() {
     return makeError(ErrorCode::kInvalidUsage, "{}: a task of the stream cannot abort it", name());
   }
   interrupts_.fetch_add(1, std::memory_order_acq_rel);
+  // A kernel running now (or first in the queue: a device has started it) is killed
+  // on a device: it ends as an AI Core exception that the next synchronize reports.
+  // Here a running kernel's blocks run to their end.
+  bool killsAKernel = false;
   {
     // Failed while the abort runs: tasks queued meanwhile are skipped, and records
     // among the dropped tasks tell their waiters.
     std::lock_guard<std::mutex> lock(mu_);
+    const bool holding = completed_.load(std::memory_order_acquire) <
+                         enqueued_.load(std::memory_order_acquire) - queue_.size();
+    killsAKernel = holding ? running_.work == Work::kKernel
+                           : !queue_.empty() && queue_.front().work == Work::kKernel;
     if (!failed()) {
       error_ = makeError(ErrorCode::kAborted, "{}: its queued tasks were aborted", name());
       failed_.store(true, std::memory_order_release);
@@ -169,6 +177,13 @@ Status Stream::abort() {
     if (enqueued_.load(std::memory_order_acquire) == target) {
       error_ = Status();
       failed_.store(false, std::memory_order_release);
+      if (killsAKernel) {
+        error_ = makeError(ErrorCode::kKernelFault,
+                           "{}: the kernel running when the stream was aborted was stopped "
+                           "(its writes may be partial)",
+                           name());
+        failed_.store(true, std::memory_order_release);
+      }
       return Status::Ok();
     }
   }

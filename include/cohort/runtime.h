@@ -77,7 +77,8 @@ Status synchronizeDeviceById(int device, long timeoutMs);
 /// aligned (4 KiB from 64 KiB up). Memory is pooled: freeing returns it to the
 /// device's pool, so reallocating the same sizes takes no page faults.
 Status deviceMalloc(void** ptr, std::size_t size);
-/// Frees device memory (immediately; no implicit synchronisation).
+/// Frees device memory (immediately; no implicit synchronisation, but the copies
+/// and kernels leading the device's queues run first: see memcpy).
 Status deviceFree(void* ptr);
 /// Page-locked ("pinned") host memory.
 Status hostMalloc(void** ptr, std::size_t size);
@@ -94,7 +95,12 @@ enum class MemcpyKind : int {
 /// Copies `count` bytes; `destMax` is the capacity of dst. Errors: count >
 /// destMax or past either allocation (kSizeOverflow), a kind that contradicts the
 /// pointers (kInvalidMemcpyKind), a freed or foreign device pointer
-/// (kInvalidPointer).
+/// (kInvalidPointer). No implicit synchronisation: the copy is made now. But the
+/// device work (copies, sets, launchBlocks kernels) that leads the queues of the
+/// devices it touches runs first, as a device would have run it before the host's
+/// call reached it; work behind anything that may wait (an event wait, a callback,
+/// a host kernel such as a collective) is not waited for. So are memset, deviceFree
+/// and memClose.
 Status memcpy(void* dst, std::size_t destMax, const void* src, std::size_t count,
               MemcpyKind kind);
 Status memcpyAsync(void* dst, std::size_t destMax, const void* src, std::size_t count,
@@ -289,7 +295,8 @@ Status streamClearError(Stream* stream);
 Status streamGetDevice(Stream* stream, int* device);
 /// What a stream does after a task failed: skip its later tasks (the default; they
 /// fail with the first error at synchronize) or, with `continueAfterError`, run them
-/// (the error stays sticky for synchronize). For tasks queued from now on.
+/// (the error is reported once: the synchronize that returns it clears it). For
+/// tasks queued from now on.
 Status streamSetFailureMode(Stream* stream, bool continueAfterError);
 /// How many tasks were queued on the stream so far and how many of them ran. The
 /// work queued before a call is done once completed reaches the enqueued count
@@ -344,7 +351,9 @@ Status streamDescribe(Stream* stream, StreamDescription* description);
 /// threads synchronizing the stream meanwhile return kAborted; tasks queued during the
 /// call are dropped too. Returns once the worker has passed them all (kTimeout if a
 /// running task outlasts taskWaitTimeoutMs()); the stream then has no error and runs
-/// new work again. Not from one of the stream's own tasks (kInvalidUsage).
+/// new work again, except that a launchBlocks kernel that was running leaves the
+/// kKernelFault a killed kernel would (its blocks ran to their end). Not from one of
+/// the stream's own tasks (kInvalidUsage).
 Status streamAbort(Stream* stream);
 /// Ends a wait task running now and stops the stream: it fails with kAborted (what
 /// synchronize returns at once) and runs nothing more; what is queued stays queued

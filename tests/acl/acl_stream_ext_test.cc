@@ -224,6 +224,20 @@ TEST_F(AclStreamExtTest, QueryFollowsTheQueue) {
   ASSERT_ACL_OK(aclrtSynchronizeStream(stream));
   ASSERT_ACL_OK(aclrtStreamQuery(stream, &status));
   EXPECT_EQ(status, ACL_STREAM_STATUS_COMPLETE);
+  // ACL_CONTINUE_ON_FAILURE (the default): a failure is seen until a synchronize
+  // reports it, once.
+  failStream(stream, ErrorCode::kTaskFailed);
+  aclError queried = ACL_SUCCESS;
+  for (int i = 0; i < 2000 && (queried = aclrtStreamQuery(stream, &status)) == ACL_SUCCESS; ++i) {
+    sleepMs(1);
+  }
+  EXPECT_EQ(queried, ACL_ERROR_RT_AICPU_EXCEPTION);
+  EXPECT_EQ(aclrtStreamQuery(stream, &status), ACL_ERROR_RT_AICPU_EXCEPTION);  // not cleared
+  EXPECT_EQ(aclrtSynchronizeStream(stream), ACL_ERROR_RT_AICPU_EXCEPTION);
+  ASSERT_ACL_OK(aclrtStreamQuery(stream, &status));
+  EXPECT_EQ(status, ACL_STREAM_STATUS_COMPLETE);
+  // ACL_STOP_ON_FAILURE: the failure stays.
+  ASSERT_ACL_OK(aclrtSetStreamFailureMode(stream, ACL_STOP_ON_FAILURE));
   failStream(stream, ErrorCode::kTaskFailed);
   EXPECT_EQ(aclrtSynchronizeStream(stream), ACL_ERROR_RT_AICPU_EXCEPTION);
   EXPECT_EQ(aclrtStreamQuery(stream, &status), ACL_ERROR_RT_AICPU_EXCEPTION);
@@ -231,10 +245,58 @@ TEST_F(AclStreamExtTest, QueryFollowsTheQueue) {
   ASSERT_ACL_OK(aclrtDestroyStream(stream));
 }
 
+TEST_F(AclStreamExtTest, ContinueOnFailureIsTheDefaultAndReportsOnce) {
+  aclrtStream stream = nullptr;
+  ASSERT_ACL_OK(aclrtCreateStream(&stream));
+  OrderLog log;
+  failStream(stream, ErrorCode::kKernelFault);
+  log.mark(stream, 1);  // runs: ACL_CONTINUE_ON_FAILURE
+  EXPECT_ACL_ERROR(aclrtSynchronizeStream(stream), ACL_ERROR_RT_VECTOR_CORE_EXCEPTION,
+                   "injected task failure");
+  EXPECT_EQ(log.marks(), std::vector<int>{1});
+  ASSERT_ACL_OK(aclrtSynchronizeStream(stream));  // reported once
+  ASSERT_ACL_OK(aclrtSetStreamFailureMode(stream, ACL_STOP_ON_FAILURE));
+  failStream(stream, ErrorCode::kKernelFault);
+  log.mark(stream, 2);  // skipped
+  EXPECT_EQ(aclrtSynchronizeStream(stream), ACL_ERROR_RT_VECTOR_CORE_EXCEPTION);
+  EXPECT_EQ(aclrtSynchronizeStream(stream), ACL_ERROR_RT_VECTOR_CORE_EXCEPTION);  // sticky
+  EXPECT_EQ(log.marks(), std::vector<int>{1});
+  ASSERT_ACL_OK(aclrtDestroyStream(stream));
+}
+
+TEST_F(AclStreamExtTest, AbortKillsTheKernelItFindsAsADeviceWould) {
+  aclrtStream stream = nullptr;
+  ASSERT_ACL_OK(aclrtCreateStream(&stream));
+  std::atomic<int> blocks{0};
+  auto slowKernel = [&blocks](std::uint32_t) {
+    sleepMs(100);
+    ++blocks;
+    return Status::Ok();
+  };
+  // First in the queue (started, on a device) or running: killed, and reported once.
+  for (int started = 0; started < 2; ++started) {
+    ASSERT_OK(runtime::launchBlocks(static_cast<runtime::Stream*>(stream), 1, 1, slowKernel));
+    if (started == 1) sleepMs(30);
+    ASSERT_ACL_OK(aclrtStreamAbort(stream));
+    EXPECT_ACL_ERROR(aclrtSynchronizeStream(stream), ACL_ERROR_RT_VECTOR_CORE_EXCEPTION,
+                     "was aborted was stopped");
+    ASSERT_ACL_OK(aclrtSynchronizeStream(stream));
+  }
+  EXPECT_GE(blocks.load(), 1);  // the abort waited for the running kernel's block
+  // A host task running at the abort is no kernel: nothing to report.
+  OrderLog log;
+  log.mark(stream, 1);
+  ASSERT_ACL_OK(aclrtSynchronizeStream(stream));
+  ASSERT_ACL_OK(aclrtStreamAbort(stream));
+  ASSERT_ACL_OK(aclrtSynchronizeStream(stream));
+  ASSERT_ACL_OK(aclrtDestroyStream(stream));
+}
+
 TEST_F(AclStreamExtTest, AbortDropsQueuedTasksAndKeepsTheStream) {
   aclrtStream stream = nullptr, other = nullptr;
   ASSERT_ACL_OK(aclrtCreateStream(&stream));
   ASSERT_ACL_OK(aclrtCreateStream(&other));
+  ASSERT_ACL_OK(aclrtSetStreamFailureMode(other, ACL_STOP_ON_FAILURE));
   aclrtEvent event = nullptr;
   ASSERT_ACL_OK(aclrtCreateEvent(&event));
   OrderLog log;
@@ -338,7 +400,8 @@ TEST_F(AclStreamExtTest, StopHoldsTheQueueUntilAbort) {
   log.mark(stream, 1);
   sleepMs(20);
   ASSERT_ACL_OK(aclrtStreamStop(stream));
-  EXPECT_EQ(aclrtSynchronizeStream(stream), ACL_ERROR_RT_DEVICE_TASK_ABORT);  // at once
+  // At once, and with CANN's number for a stopped stream.
+  EXPECT_ACL_ERROR(aclrtSynchronizeStream(stream), ACL_ERROR_RT_INTERNAL_ERROR, "was stopped");
   sleepMs(50);
   EXPECT_TRUE(log.marks().empty());  // held, not run
   ASSERT_ACL_OK(aclrtStreamAbort(stream));

@@ -101,7 +101,7 @@ TEST_F(AclStreamTest, WaitEventOrdersTwoStreams) {
   EXPECT_EQ(std::memcmp(in, out, size), 0);
 }
 
-TEST_F(AclStreamTest, FailedTaskIsStickyAndCrossesEvents) {
+TEST_F(AclStreamTest, FailedTaskCrossesEventsAndIsReportedOnce) {
   aclrtStream bad = nullptr, waiter = nullptr;
   ASSERT_ACL_OK(aclrtCreateStream(&bad));
   ASSERT_ACL_OK(aclrtCreateStream(&waiter));
@@ -114,6 +114,12 @@ TEST_F(AclStreamTest, FailedTaskIsStickyAndCrossesEvents) {
                    "injected task failure");
   EXPECT_ACL_ERROR(aclrtSynchronizeStream(waiter), ACL_ERROR_RT_AICPU_EXCEPTION,
                    "which had failed");
+  // ACL_CONTINUE_ON_FAILURE (the default): each synchronize reported its error.
+  ASSERT_ACL_OK(aclrtSynchronizeDevice());
+  // ACL_STOP_ON_FAILURE: the error stays for every later synchronize.
+  ASSERT_ACL_OK(aclrtSetStreamFailureMode(bad, ACL_STOP_ON_FAILURE));
+  failStream(bad, ErrorCode::kTaskFailed);
+  EXPECT_EQ(aclrtSynchronizeStream(bad), ACL_ERROR_RT_AICPU_EXCEPTION);
   EXPECT_ACL_ERROR(aclrtSynchronizeDevice(), ACL_ERROR_RT_AICPU_EXCEPTION, "failed");
 }
 

@@ -1,11 +1,14 @@
 // launchBlocks: a kernel's blocks on the device's AI Core pool. Every block runs
 // once, no more than `cores` at once; the first failing (or throwing) block fails
 // the stream and blocks not yet started never start; bad arguments are refused;
-// a stream destroyed by force runs the blocks queued on it.
+// a stream destroyed by force runs the blocks queued on it; the host's synchronous
+// memory calls see the kernels launched before them, but never wait behind a wait.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "cohort/runtime.h"
@@ -91,6 +94,72 @@ TEST_F(BlocksTest, AStreamDestroyedByForceRunsWhatWasQueued) {
   ASSERT_OK(resetDevice(0));
   EXPECT_EQ(ran.load(), 12);
   ASSERT_OK(setDevice(0));
+}
+
+// A kernel of `blocks` blocks that, after a nap, writes value + b to words[b].
+Status launchLateWrite(Stream* stream, int* words, std::uint32_t blocks, int value) {
+  return launchBlocks(stream, blocks, 2, [words, value](std::uint32_t b) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    words[b] = value + static_cast<int>(b);
+    return Status::Ok();
+  });
+}
+
+TEST_F(BlocksTest, SynchronousMemoryCallsSeeTheKernelsLaunchedBeforeThem) {
+  constexpr std::uint32_t kBlocks = 5;
+  void* dev = nullptr;
+  ASSERT_OK(deviceMalloc(&dev, kBlocks * sizeof(int)));
+  int* words = static_cast<int*>(dev);
+  std::vector<int> host(kBlocks, -1);
+  const std::size_t bytes = kBlocks * sizeof(int);
+  // A kernel, a copy behind it, then the host's copy: it sees both.
+  ASSERT_OK(launchLateWrite(stream_, words, kBlocks, 100));
+  ASSERT_OK(memcpy(host.data(), bytes, dev, bytes, MemcpyKind::kDeviceToHost));
+  for (std::uint32_t b = 0; b < kBlocks; ++b) EXPECT_EQ(host[b], 100 + static_cast<int>(b)) << b;
+  // The host's set lands after the kernel's writes, not under them.
+  ASSERT_OK(launchLateWrite(stream_, words, kBlocks, 200));
+  ASSERT_OK(memset(dev, bytes, 0, bytes));
+  ASSERT_OK(streamSynchronize(stream_, -1));
+  ASSERT_OK(memcpy(host.data(), bytes, dev, bytes, MemcpyKind::kDeviceToHost));
+  for (std::uint32_t b = 0; b < kBlocks; ++b) EXPECT_EQ(host[b], 0) << b;
+  // A free waits for the kernel that reads the memory.
+  std::atomic<int> read{-1};
+  ASSERT_OK(launchBlocks(stream_, 1, 1, [words, &read](std::uint32_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    read = words[0];
+    return Status::Ok();
+  }));
+  ASSERT_OK(deviceFree(dev));
+  EXPECT_EQ(read.load(), 0);
+}
+
+TEST_F(BlocksTest, SynchronousMemoryCallsDoNotWaitForAKernelBehindAWait) {
+  void* dev = nullptr;
+  ASSERT_OK(deviceMalloc(&dev, sizeof(int)));
+  int zero = 0, seen = -1;
+  ASSERT_OK(memcpy(dev, sizeof(int), &zero, sizeof(int), MemcpyKind::kHostToDevice));
+  // stream_ waits for an event that a host kernel on `other` holds back.
+  Stream* other = nullptr;
+  ASSERT_OK(streamCreate(&other));
+  Event* event = nullptr;
+  ASSERT_OK(eventCreate(&event));
+  std::atomic<bool> release{false};
+  ASSERT_OK(launchKernel(other, [&release](Stream*) {
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return Status::Ok();
+  }));
+  ASSERT_OK(eventRecord(event, other));
+  ASSERT_OK(streamWaitEvent(stream_, event));
+  ASSERT_OK(launchLateWrite(stream_, static_cast<int*>(dev), 1, 7));
+  ASSERT_OK(memcpy(&seen, sizeof(int), dev, sizeof(int), MemcpyKind::kDeviceToHost));
+  EXPECT_EQ(seen, 0);  // returned without the kernel behind the wait
+  release = true;
+  ASSERT_OK(streamSynchronize(stream_, -1));
+  ASSERT_OK(memcpy(&seen, sizeof(int), dev, sizeof(int), MemcpyKind::kDeviceToHost));
+  EXPECT_EQ(seen, 7);
+  ASSERT_OK(eventDestroy(event));
+  ASSERT_OK(streamDestroy(other));
+  ASSERT_OK(deviceFree(dev));
 }
 
 }  // namespace
