@@ -96,7 +96,8 @@ Outcome launch(const char* function, const std::string& kernel, uint32_t blockDi
                              "AI Core exception in kernel {} block {} of {}: {}", kernel, block,
                              blockDim, error[0] != '\0' ? error : "the kernel failed");
   };
-  return withName(function, rt::launchBlocks(toStream(stream), blockDim, cores, std::move(body)));
+  return withName(function,
+                  rt::launchBlocks(toStream(stream), blockDim, cores, std::move(body), kernel));
 }
 
 Outcome openModule(const char* function, const char* path, std::shared_ptr<Binary> binary,

@@ -17,6 +17,7 @@ namespace cohort::runtime {
 // that joined (`joined`) to leave (`left`), so `block` outlives every call of it.
 struct CorePool::Job {
   const BlockFunction* block = nullptr;
+  const std::string* name = nullptr;
   std::uint32_t blocks = 0;
   std::uint32_t seats = 0;  // helpers that may still join
   std::atomic<std::uint32_t> next{0};
@@ -74,7 +75,7 @@ void CorePool::work(Job& job) {
     if (i >= job.blocks) return;
     Status status;
     try {
-      status = (*job.block)(i);
+      status = runBlockCatchingFaults(*job.block, i, job.blocks, *job.name);
     } catch (const std::exception& e) {
       status = makeError(ErrorCode::kKernelFault, "block {} threw: {}", i, e.what());
     }
@@ -106,9 +107,11 @@ void CorePool::serve() {
   }
 }
 
-Status CorePool::run(std::uint32_t blocks, std::uint32_t cores, const BlockFunction& block) {
+Status CorePool::run(std::uint32_t blocks, std::uint32_t cores, const BlockFunction& block,
+                     const std::string& name) {
   auto job = std::make_shared<Job>();
   job->block = &block;
+  job->name = &name;
   job->blocks = blocks;
   const std::uint32_t helpers =
       std::min<std::uint32_t>({blocks, cores, static_cast<std::uint32_t>(size_) + 1});

@@ -9,6 +9,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "cohort/runtime.h"
 
@@ -25,8 +26,10 @@ class CorePool {
 
   /// Runs block(0) ... block(blocks - 1), at most `cores` at once, on this thread and
   /// the pool's. The first failing block's status is returned; blocks not yet started
-  /// then never start, as a core's exception stops an AI Core kernel.
-  Status run(std::uint32_t blocks, std::uint32_t cores, const BlockFunction& block);
+  /// then never start, as a core's exception stops an AI Core kernel. A block that
+  /// faults fails with kKernelFault naming kernel `name` (block_fault.cc).
+  Status run(std::uint32_t blocks, std::uint32_t cores, const BlockFunction& block,
+             const std::string& name = "kernel");
 
   /// The pool of device `device`, made on first use.
   static CorePool& of(int device);
@@ -46,5 +49,12 @@ class CorePool {
 
 /// In a forked child (fork_handlers.cc): the parent's pools are left behind.
 void forgetCorePoolsInChild();
+
+/// Calls block(index) on this thread; a fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL) while
+/// it runs returns kKernelFault naming the kernel, the block, the signal and the
+/// address instead of ending the process. The handlers are installed on first use;
+/// a fault outside every block goes to the disposition there was before.
+Status runBlockCatchingFaults(const BlockFunction& block, std::uint32_t index,
+                              std::uint32_t blocks, const std::string& name);
 
 }  // namespace cohort::runtime

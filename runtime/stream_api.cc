@@ -229,15 +229,15 @@ Status launchKernel(Stream* stream, Kernel kernel) {
 }
 
 Status launchBlocks(Stream* stream, std::uint32_t blocks, std::uint32_t cores,
-                    BlockFunction block) {
+                    BlockFunction block, std::string name) {
   if (!block) return Status(ErrorCode::kInvalidArgument, "launchBlocks: empty block function");
   if (blocks == 0 || cores == 0) {
     return makeError(ErrorCode::kInvalidArgument, "launchBlocks: {} is 0",
                      blocks == 0 ? "blocks" : "cores");
   }
-  return launchTask(stream, [blocks, cores, b = std::move(block)](Stream* s) {
+  return launchTask(stream, [blocks, cores, b = std::move(block), n = std::move(name)](Stream* s) {
     // The running stream itself, not its handle: a stream destroyed by force runs on.
-    return CorePool::of(s->device()->id()).run(blocks, cores, b);
+    return CorePool::of(s->device()->id()).run(blocks, cores, b, n);
   }, nullptr, Stream::Work::kKernel);
 }
 

@@ -322,9 +322,12 @@ using BlockFunction = std::function<Status(std::uint32_t block)>;
 /// Queues a kernel of `blocks` blocks: once the work queued before it is done, the
 /// device's AI Cores (a pool of COHORT_AICORE_THREADS threads) run `block` for every
 /// index, at most `cores` at once. A block that fails (or throws) fails the stream
-/// and blocks not yet started never start, as an AI Core exception ends a kernel.
+/// and blocks not yet started never start, as an AI Core exception ends a kernel. So
+/// does a block that faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL in the block's thread):
+/// kKernelFault naming `name`, the block, the signal and the address; the block's
+/// own cleanup is skipped. Faults elsewhere go to the handler there was before.
 Status launchBlocks(Stream* stream, std::uint32_t blocks, std::uint32_t cores,
-                    BlockFunction block);
+                    BlockFunction block, std::string name = "kernel");
 
 enum class CallbackMode {
   kBlocking,     ///< later tasks of the stream wait for the callback

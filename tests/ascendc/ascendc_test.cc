@@ -230,6 +230,22 @@ TEST_F(AscendcTest, ATrapIsAnAiCoreExceptionNamingKernelAndBlock) {
   }
 }
 
+TEST_F(AscendcTest, AnInvalidAccessIsAnAiCoreExceptionAndTheProcessGoesOn) {
+  int32_t* done = deviceCopy(std::vector<int32_t>{0});
+  int32_t* bad = reinterpret_cast<int32_t*>(static_cast<uintptr_t>(0x40));  // never mapped
+  ASSERT_ACL_OK(aclrtSetStreamResLimit(stream_, ACL_RT_DEV_RES_VECTOR_CORE, 1));
+  ASSERT_EQ(LaunchFault(5, stream_, 3, bad, done), ACL_SUCCESS);
+  expectFault("faulting", "block 3 of 5", "invalid memory access (SIGSEGV) at address 0x40");
+  // One core: blocks 0 to 2 ran, 3 faulted, 4 never started.
+  EXPECT_EQ(hostCopy(done, 1)[0], 3);
+  ASSERT_ACL_OK(aclrtResetStreamResLimit(stream_));
+  // The same stream, and every core, runs the next kernel (the error was reported).
+  ASSERT_ACL_OK(aclrtMemset(done, sizeof(int32_t), 0, sizeof(int32_t)));
+  ASSERT_EQ(LaunchFault(6, stream_, 6, bad, done), ACL_SUCCESS);  // no block 6: none faults
+  ASSERT_ACL_OK(aclrtSynchronizeStream(stream_));
+  EXPECT_EQ(hostCopy(done, 1)[0], 6);
+}
+
 TEST_F(AscendcTest, AUnifiedBufferOverrunTrapsInsteadOfCorrupting) {
   ASSERT_EQ(LaunchUbHungry(2, stream_, 64 * 1024), ACL_SUCCESS);
   ASSERT_ACL_OK(aclrtSynchronizeStream(stream_));

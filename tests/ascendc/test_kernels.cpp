@@ -167,6 +167,15 @@ extern "C" __global__ __aicore__ void trapping(uint32_t which, __gm__ int32_t* d
   __atomic_add_fetch(done, 1, __ATOMIC_SEQ_CST);
 }
 
+extern "C" __global__ __aicore__ void faulting(uint32_t which, __gm__ int32_t* bad,
+                                                __gm__ int32_t* done) {
+  if (static_cast<uint32_t>(GetBlockIdx()) == which) {
+    *reinterpret_cast<volatile int32_t*>(bad) = 1;
+  } else {
+    __atomic_add_fetch(done, 1, __ATOMIC_SEQ_CST);
+  }
+}
+
 extern "C" __global__ __aicore__ void ub_hungry(uint32_t bytes) {
   TPipe pipe;
   TQue<QuePosition::VECIN, 1> q;
@@ -242,6 +251,9 @@ uint32_t LaunchConcurrency(uint32_t blockDim, void* stream, int32_t* running, in
 }
 uint32_t LaunchTrap(uint32_t blockDim, void* stream, uint32_t which, int32_t* done, bool viaAsm) {
   return trapping<<<blockDim, nullptr, stream>>>(which, done, viaAsm ? 1u : 0u);
+}
+uint32_t LaunchFault(uint32_t blockDim, void* stream, uint32_t which, int32_t* bad, int32_t* done) {
+  return faulting<<<blockDim, nullptr, stream>>>(which, bad, done);
 }
 uint32_t LaunchUbHungry(uint32_t blockDim, void* stream, uint32_t bytes) {
   return ub_hungry<<<blockDim, nullptr, stream>>>(bytes);

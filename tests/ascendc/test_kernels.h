@@ -22,6 +22,9 @@ uint32_t LaunchBlockIds(uint32_t blockDim, void* stream, int32_t* out);
 uint32_t LaunchConcurrency(uint32_t blockDim, void* stream, int32_t* running, int32_t* peak);
 // Traps in block `which` (asm("trap") or AscendC::trap()).
 uint32_t LaunchTrap(uint32_t blockDim, void* stream, uint32_t which, int32_t* done, bool viaAsm);
+// Block `which` stores through `bad` (an address nothing maps); every other block adds 1
+// to *done.
+uint32_t LaunchFault(uint32_t blockDim, void* stream, uint32_t which, int32_t* bad, int32_t* done);
 // Asks the UB for `bytes` in one queue.
 uint32_t LaunchUbHungry(uint32_t blockDim, void* stream, uint32_t bytes);
 // DeQue on an empty queue, or a copy larger than its local tensor (mode 0 / 1).

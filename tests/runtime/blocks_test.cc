@@ -7,7 +7,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -70,6 +72,45 @@ TEST_F(BlocksTest, TheFirstFailureStopsTheKernelAndFailsTheStream) {
   const Status t = streamSynchronize(stream_, -1);
   EXPECT_EQ(t.code(), ErrorCode::kKernelFault);
   EXPECT_NE(t.message().find("threw: out of range"), std::string::npos) << t.message();
+}
+
+TEST_F(BlocksTest, AFaultingBlockFailsTheKernelNotTheProcess) {
+  int* volatile nowhere = reinterpret_cast<int*>(std::uintptr_t{0x40});  // never mapped
+  ASSERT_OK(launchBlocks(stream_, 3, 1, [&](std::uint32_t b) {
+    if (b == 1) __builtin_trap();
+    return Status::Ok();
+  }, "trapper"));
+  Status s = streamSynchronize(stream_, -1);
+  EXPECT_EQ(s.code(), ErrorCode::kKernelFault);
+  EXPECT_NE(s.message().find("kernel trapper block 1 of 3: an illegal instruction (SIGILL)"),
+            std::string::npos) << s.message();
+  ASSERT_OK(streamDestroy(stream_));
+  ASSERT_OK(streamCreate(&stream_));
+  ASSERT_OK(launchBlocks(stream_, 4, 4, [&](std::uint32_t b) {
+    if (b == 2) *nowhere = 1;
+    return Status::Ok();
+  }, "writer"));
+  s = streamSynchronize(stream_, -1);
+  EXPECT_EQ(s.code(), ErrorCode::kKernelFault);
+  EXPECT_NE(s.message().find("kernel writer block 2 of 4: an invalid memory access (SIGSEGV) "
+                             "at address 0x40"),
+            std::string::npos) << s.message();
+}
+
+TEST(BlockFaultDeathTest, AFaultOutsideEveryBlockStillEndsTheProcess) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(
+      {
+        ASSERT_OK(setDevice(0));
+        Stream* s = nullptr;
+        ASSERT_OK(streamCreate(&s));
+        // A kernel installs the handlers; then a fault of the host thread.
+        ASSERT_OK(launchBlocks(s, 1, 1, [](std::uint32_t) { return Status::Ok(); }));
+        ASSERT_OK(streamSynchronize(s, -1));
+        int* volatile nowhere = reinterpret_cast<int*>(std::uintptr_t{0x40});  // never mapped
+        *nowhere = 1;
+      },
+      "");
 }
 
 TEST_F(BlocksTest, BadArgumentsAreRefused) {
