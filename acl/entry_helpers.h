@@ -102,8 +102,13 @@ class HandleTable {
  public:
   void* add(std::shared_ptr<T> object) {
     void* handle = object.get();
+    return addAt(handle, std::move(object));
+  }
+  /// add() under a handle the caller chose (memory of its own): replaces what was there.
+  void* addAt(void* handle, std::shared_ptr<T> object) {
+    std::shared_ptr<T> replaced;  // released after the lock
     std::lock_guard<std::mutex> lock(mu_);
-    objects_[handle] = std::move(object);
+    replaced = std::exchange(objects_[handle], std::move(object));
     return handle;
   }
   /// Null when `handle` is not live.

@@ -90,15 +90,6 @@ aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo*, aclrtFun
   return noKernels("aclrtGetFuncHandleFromExceptionInfo");
 }
 
-aclError aclrtKernelArgsInitByUserMem(aclrtFuncHandle, aclrtArgsHandle, void*, size_t) {
-  return noKernels("aclrtKernelArgsInitByUserMem");
-}
-aclError aclrtKernelArgsGetMemSize(aclrtFuncHandle, size_t, size_t*) {
-  return noKernels("aclrtKernelArgsGetMemSize");
-}
-aclError aclrtKernelArgsGetHandleMemSize(aclrtFuncHandle, size_t*) {
-  return noKernels("aclrtKernelArgsGetHandleMemSize");
-}
 aclError aclrtLaunchKernelV2(aclrtFuncHandle, uint32_t, const void*, size_t, aclrtLaunchKernelCfg*,
                              aclrtStream) {
   return noKernels("aclrtLaunchKernelV2");

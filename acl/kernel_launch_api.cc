@@ -58,6 +58,13 @@ struct Args {
   bool finalized = false;
 };
 
+// aclrtKernelArgsInitByUserMem: the caller's memory for the handle (this much) and for
+// the arguments (their bytes, then a pointer's worth per parameter for placeholders).
+constexpr size_t kArgsHandleBytes = 64;
+size_t argsMemBytes(const Function& f, size_t userArgsSize) {
+  return userArgsSize + f.entry.paramCount * sizeof(void*);
+}
+
 HandleTable<Binary>& binaries() {
   static auto* table = new HandleTable<Binary>();
   return *table;
@@ -291,6 +298,53 @@ aclError aclrtKernelArgsInit(aclrtFuncHandle funcHandle, aclrtArgsHandle* argsHa
     auto args = std::make_shared<Args>();
     args->function = std::move(f);
     *argsHandle = argLists().add(std::move(args));
+    return Status::Ok();
+  });
+}
+
+aclError aclrtKernelArgsGetHandleMemSize(aclrtFuncHandle funcHandle, size_t* memSize) {
+  const char* fn = "aclrtKernelArgsGetHandleMemSize";
+  return apiCall(fn, [&]() -> Outcome {
+    COHORT_RETURN_IF_ERROR(findFunction(fn, funcHandle, nullptr));
+    if (memSize == nullptr) return nullArgument(fn, "memSize");
+    *memSize = kArgsHandleBytes;
+    return Status::Ok();
+  });
+}
+
+aclError aclrtKernelArgsGetMemSize(aclrtFuncHandle funcHandle, size_t userArgsSize,
+                                   size_t* actualArgsSize) {
+  const char* fn = "aclrtKernelArgsGetMemSize";
+  return apiCall(fn, [&]() -> Outcome {
+    std::shared_ptr<Function> f;
+    COHORT_RETURN_IF_ERROR(findFunction(fn, funcHandle, &f));
+    if (actualArgsSize == nullptr) return nullArgument(fn, "actualArgsSize");
+    *actualArgsSize = argsMemBytes(*f, userArgsSize);
+    return Status::Ok();
+  });
+}
+
+aclError aclrtKernelArgsInitByUserMem(aclrtFuncHandle funcHandle, aclrtArgsHandle argsHandle,
+                                      void* userHostMem, size_t actualArgsSize) {
+  const char* fn = "aclrtKernelArgsInitByUserMem";
+  return apiCall(fn, [&]() -> Outcome {
+    std::shared_ptr<Function> f;
+    COHORT_RETURN_IF_ERROR(findFunction(fn, funcHandle, &f));
+    if (argsHandle == nullptr) return nullArgument(fn, "argsHandle");
+    if (userHostMem == nullptr) return nullArgument(fn, "userHostMem");
+    size_t bytes = 0;
+    for (uint32_t i = 0; i < f->entry.paramCount; ++i) bytes += f->entry.paramSizes[i];
+    const size_t needed = argsMemBytes(*f, bytes);
+    if (actualArgsSize < needed) {
+      return invalidArgument(fn,
+                             "actualArgsSize {} is less than the {} bytes the arguments of {} "
+                             "need (aclrtKernelArgsGetMemSize with userArgsSize {})",
+                             actualArgsSize, needed, f->entry.name, bytes);
+    }
+    // The list is kept here; the caller's memory names it (and holds no bytes of it).
+    auto args = std::make_shared<Args>();
+    args->function = std::move(f);
+    argLists().addAt(argsHandle, std::move(args));
     return Status::Ok();
   });
 }

@@ -15,7 +15,9 @@ namespace {
 class AscendcFatbinTest : public KernelTest {
  protected:
   void TearDown() override {
-    if (binary_ != nullptr) EXPECT_EQ(aclrtBinaryUnLoad(binary_), ACL_SUCCESS);
+    if (binary_ != nullptr) {
+      EXPECT_EQ(aclrtBinaryUnLoad(binary_), ACL_SUCCESS);
+    }
     KernelTest::TearDown();
   }
   // axpy's arguments: x, y, a placeholder holding the length, alpha.
@@ -58,6 +60,44 @@ TEST_F(AscendcFatbinTest, LoadFindLaunchWithPlaceholderArguments) {
   ASSERT_ACL_OK(aclrtSynchronizeStream(stream_));
   auto out = hostCopy(dy, n);
   for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 3.0f * x[i] + y[i]) << i;
+}
+
+TEST_F(AscendcFatbinTest, ArgumentsInTheCallersMemory) {
+  ASSERT_ACL_OK(aclrtBinaryLoadFromFile(COHORT_TEST_FATBIN, nullptr, &binary_));
+  aclrtFuncHandle f = nullptr;
+  ASSERT_ACL_OK(aclrtBinaryGetFunction(binary_, "axpy", &f));
+  size_t handleBytes = 0, argsBytes = 0;
+  ASSERT_ACL_OK(aclrtKernelArgsGetHandleMemSize(f, &handleBytes));
+  // x, y, the length's placeholder (a pointer), alpha.
+  const size_t userBytes = 3 * sizeof(void*) + sizeof(float);
+  ASSERT_ACL_OK(aclrtKernelArgsGetMemSize(f, userBytes, &argsBytes));
+  EXPECT_GE(argsBytes, userBytes);
+  std::vector<unsigned char> handleMem(handleBytes), argsMem(argsBytes);
+  auto args = static_cast<aclrtArgsHandle>(static_cast<void*>(handleMem.data()));
+  EXPECT_ACL_ERROR(aclrtKernelArgsInitByUserMem(f, args, argsMem.data(), userBytes - 1),
+                   ACL_ERROR_INVALID_PARAM, "is less than the");
+  EXPECT_ACL_ERROR(aclrtKernelArgsInitByUserMem(f, args, nullptr, argsBytes),
+                   ACL_ERROR_INVALID_PARAM, "userHostMem is null");
+  ASSERT_ACL_OK(aclrtKernelArgsInitByUserMem(f, args, argsMem.data(), argsBytes));
+  const uint32_t n = 999;
+  std::vector<float> x(n, 2.0f), y(n);
+  for (uint32_t i = 0; i < n; ++i) y[i] = static_cast<float>(i);
+  float* dx = deviceCopy(x);
+  float* dy = deviceCopy(y);
+  aclrtParamHandle p = nullptr, holder = nullptr;
+  ASSERT_ACL_OK(aclrtKernelArgsAppend(args, &dx, sizeof dx, &p));
+  ASSERT_ACL_OK(aclrtKernelArgsAppend(args, &dy, sizeof dy, &p));
+  ASSERT_ACL_OK(aclrtKernelArgsAppendPlaceHolder(args, &holder));
+  void* buffer = nullptr;
+  ASSERT_ACL_OK(aclrtKernelArgsGetPlaceHolderBuffer(args, holder, sizeof n, &buffer));
+  *static_cast<uint32_t*>(buffer) = n;
+  const float alpha = -1.5f;
+  ASSERT_ACL_OK(aclrtKernelArgsAppend(args, const_cast<float*>(&alpha), sizeof alpha, &p));
+  ASSERT_ACL_OK(aclrtKernelArgsFinalize(args));
+  ASSERT_ACL_OK(aclrtLaunchKernelWithConfig(f, 3, stream_, nullptr, args, nullptr));
+  ASSERT_ACL_OK(aclrtSynchronizeStream(stream_));
+  auto out = hostCopy(dy, n);
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], alpha * x[i] + y[i]) << i;
 }
 
 TEST_F(AscendcFatbinTest, PackedArgumentsAndAModuleFromMemory) {
