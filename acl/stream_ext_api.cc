@@ -6,6 +6,7 @@
 #include "acl/entry_names.h"
 #include "acl/report_hub.h"
 #include "acl/stream_attrs.h"
+#include "cohort/runtime_capture.h"
 
 namespace {
 
@@ -351,23 +352,39 @@ aclError aclrtRegStreamStateCallback(const char* regName, aclrtStreamStateCallba
   });
 }
 
+// Both work on streams bound to a model being built (aclmdlRIBindStream): what they
+// record starts another bound stream when a launch gets there.
 aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream) {
-  (void)activeStream;
-  (void)stream;
-  return apiCall("aclrtActiveStream", [&]() -> Outcome {
-    return unsupportedCase("aclrtActiveStream",
-                        "only streams bound to a model runtime instance can be activated");
+  const char* fn = "aclrtActiveStream";
+  return apiCall(fn, [&]() -> Outcome {
+    if (activeStream == nullptr) return nullArgument(fn, "activeStream");
+    if (stream == nullptr) return nullArgument(fn, "stream");
+    return withName(fn, rt::streamActivate(toStream(activeStream), toStream(stream)));
   });
 }
 
 aclError aclrtSwitchStream(void* leftValue, aclrtCondition cond, void* rightValue,
                            aclrtCompareDataType dataType, aclrtStream trueStream,
                            aclrtStream falseStream, aclrtStream stream) {
-  (void)leftValue, (void)cond, (void)rightValue, (void)dataType;
-  (void)trueStream, (void)falseStream, (void)stream;
-  return apiCall("aclrtSwitchStream", [&]() -> Outcome {
-    return unsupportedCase("aclrtSwitchStream",
-                        "Cohort's streams do not branch (switching needs model-bound streams)");
+  const char* fn = "aclrtSwitchStream";
+  return apiCall(fn, [&]() -> Outcome {
+    if (leftValue == nullptr) return nullArgument(fn, "leftValue");
+    if (rightValue == nullptr) return nullArgument(fn, "rightValue");
+    if (trueStream == nullptr) return nullArgument(fn, "trueStream");
+    if (stream == nullptr) return nullArgument(fn, "stream");
+    if (cond < ACL_RT_EQUAL || cond > ACL_RT_LESS_OR_EQUAL) {
+      return invalidArgument(fn, "cond {} is not an aclrtCondition", static_cast<int>(cond));
+    }
+    if (dataType != ACL_RT_SWITCH_INT32 && dataType != ACL_RT_SWITCH_INT64) {
+      return invalidArgument(fn, "dataType {} is not an aclrtCompareDataType",
+                             static_cast<int>(dataType));
+    }
+    static_assert(static_cast<int>(rt::Compare::kLessOrEqual) == ACL_RT_LESS_OR_EQUAL,
+                  "the enumerations list the comparisons in the same order");
+    const auto compare = static_cast<rt::Compare>(static_cast<int>(cond));
+    return withName(fn, rt::streamSwitch(leftValue, compare, rightValue,
+                                         dataType == ACL_RT_SWITCH_INT64, toStream(trueStream),
+                                         toStream(falseStream), toStream(stream)));
   });
 }
 

@@ -27,12 +27,28 @@ struct EventState;
 /// launch records a new generation, so streams outside the model order with every
 /// launch); `kIssue` asks `issue` at each launch what to run (the layers above).
 struct ModelTask {
-  enum class Op { kRun, kKernel, kRecord, kWait, kIssue, kLabel, kSwitch };
+  /// kActivate: start a lane of a built model that runs only once started (every
+  /// lane but the head ones), at most once a launch; kAwait: such a lane's first task;
+  /// kWorkEnd: lane 0 starts nothing after it (what follows waits for the other lanes).
+  enum class Op {
+    kRun, kKernel, kRecord, kWait, kIssue, kLabel, kSwitch, kActivate, kAwait, kWorkEnd
+  };
   /// kSwitch: jump to labels[*index] (the last one if out of range) in the same lane.
   struct Switch {
     const std::uint32_t* index = nullptr;
     std::uint32_t maxValue = 0;
     std::vector<const void*> labels;
+  };
+  /// kActivate: the lane started, or, with `left` set, the lane chosen by comparing
+  /// the signed integers at `left` and `right` (read when the task runs): `onTrue` if
+  /// `left cond right` holds, else `onFalse` (-1: none).
+  struct Activation {
+    const void* left = nullptr;
+    const void* right = nullptr;
+    Compare cond = Compare::kEqual;
+    bool wide = false;  // 64-bit operands, else 32-bit
+    int onTrue = -1;
+    int onFalse = -1;
   };
   Op op = Op::kRun;
   std::function<Status()> fn;
@@ -41,6 +57,7 @@ struct ModelTask {
   LaunchIssuer issue;
   const void* label = nullptr;  // kLabel: the label set here
   std::shared_ptr<const Switch> jump;
+  std::shared_ptr<Activation> activation;
   bool runAfterError = false;
   int lane = 0;
   const char* kind = "task";
@@ -59,7 +76,9 @@ struct ModelTask {
 /// by the model and its launches.
 struct ModelPlan {
   struct Step {
-    enum class Op : std::uint8_t { kTask, kRecord, kWait, kIssued, kLabel, kSwitch };
+    enum class Op : std::uint8_t {
+      kTask, kRecord, kWait, kIssued, kLabel, kSwitch, kActivate, kAwait, kWorkEnd
+    };
     Op op = Op::kTask;
     std::uint32_t task = 0;  // index in tasks
     std::uint32_t slot = 0;  // kRecord/kWait: generation slot; kIssued: issuer slot;

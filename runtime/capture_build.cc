@@ -121,27 +121,24 @@ Status modelBuildEnd(Model* model) {
                          model->id(), c->problem);
       }
       const std::size_t n = c->lanes.size();
-      std::vector<int> order;  // new lane -> old lane: the first head stream is lane 0
-      for (std::size_t l = 0; l < n; ++l) {
-        if (!c->ended[l]) {
-          return makeError(ErrorCode::kInvalidUsage,
-                           "modelBuildEnd: {} bound to model {} was not ended (modelEndTask)",
-                           c->lanes[l] != nullptr ? c->lanes[l]->name() : "a stream",
-                           model->id());
-        }
-        if (c->head[l]) {
-          order.push_back(static_cast<int>(l));
-        } else if (c->laneTasks[l] > 0) {
-          return makeError(ErrorCode::kNotSupported,
-                           "modelBuildEnd: {} of model {} is not a head stream and holds tasks: "
-                           "Cohort does not activate streams (aclrtActiveStream) yet",
-                           c->lanes[l] != nullptr ? c->lanes[l]->name() : "a stream",
-                           model->id());
+      // New lane -> old lane: the head streams first (the first of them is lane 0, on
+      // the launching stream), then the streams a task starts.
+      std::vector<int> order;
+      for (int pass = 0; pass < 2; ++pass) {
+        for (std::size_t l = 0; l < n; ++l) {
+          if (c->head[l] == (pass == 0)) order.push_back(static_cast<int>(l));
         }
       }
-      if (order.empty()) {
+      if (n == 0 || !c->head[static_cast<std::size_t>(order[0])]) {
         return makeError(ErrorCode::kInvalidUsage,
                          "modelBuildEnd: model {} has no head stream bound (modelBindStream)",
+                         model->id());
+      }
+      bool anyEnded = false;
+      for (std::size_t l = 0; l < n; ++l) anyEnded = anyEnded || c->ended[l];
+      if (!anyEnded) {
+        return makeError(ErrorCode::kInvalidUsage,
+                         "modelBuildEnd: no stream of model {} was ended (modelEndTask)",
                          model->id());
       }
       std::vector<int> laneOf(n, -1);
@@ -149,16 +146,34 @@ Status modelBuildEnd(Model* model) {
         laneOf[static_cast<std::size_t>(order[k])] = static_cast<int>(k);
       }
       lanes = static_cast<int>(order.size());
+      // A stream that is not a head one first waits to be started.
+      for (int l = 0; l < lanes; ++l) {
+        if (c->head[static_cast<std::size_t>(order[static_cast<std::size_t>(l)])]) continue;
+        ModelTask await;
+        await.op = ModelTask::Op::kAwait;
+        await.kind = "stream start";
+        await.lane = l;
+        tasks.push_back(std::move(await));
+      }
       for (ModelTask& t : c->tasks) {
-        const int to = laneOf[static_cast<std::size_t>(t.lane)];
-        if (to < 0) continue;
-        t.lane = to;
+        t.lane = laneOf[static_cast<std::size_t>(t.lane)];
+        if (t.activation != nullptr) {
+          ModelTask::Activation& a = *t.activation;
+          if (a.onTrue >= 0) a.onTrue = laneOf[static_cast<std::size_t>(a.onTrue)];
+          if (a.onFalse >= 0) a.onFalse = laneOf[static_cast<std::size_t>(a.onFalse)];
+        }
         tasks.push_back(std::move(t));
       }
       c->tasks.clear();
-      // The launch ends when every head stream has: lane 0 (on the launching stream)
-      // waits at its end for each other lane's end.
+      ModelTask workEnd;
+      workEnd.op = ModelTask::Op::kWorkEnd;
+      workEnd.kind = "end of work";
+      tasks.push_back(std::move(workEnd));
+      // The launch ends when every head stream and every ended one has: lane 0 (on the
+      // launching stream) waits at its end for each of the others.
       for (int l = 1; l < lanes; ++l) {
+        const auto old = static_cast<std::size_t>(order[static_cast<std::size_t>(l)]);
+        if (!c->head[old] && !c->ended[old]) continue;
         auto done = std::make_shared<EventState>();
         ModelTask record = ModelTask::ofEvent(ModelTask::Op::kRecord, done);
         record.lane = l;
@@ -198,6 +213,77 @@ Status modelUnbindStream(Model* model, Stream* stream) {
       c->ended[static_cast<std::size_t>(lane)] = true;
     }
     return Status::Ok();
+  });
+}
+
+namespace {
+
+// Records on `stream` the start of `onTrue`, or of the branch `a` picks (activation).
+Status recordActivation(const char* fn, Stream* stream, Stream* onTrue, Stream* onFalse,
+                        std::shared_ptr<ModelTask::Activation> a) {
+  DeviceManager& m = DeviceManager::get();
+  Stream* s = nullptr;
+  COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
+  std::shared_ptr<CaptureState> c;
+  int lane = 0;
+  COHORT_RETURN_IF_ERROR(boundLane(s, fn, &c, &lane));
+  auto laneOf = [&](Stream* target, int* out) -> Status {
+    Stream* t = nullptr;
+    COHORT_RETURN_IF_ERROR(m.resolveStream(target, &t));
+    int targetLane = 0;
+    if (t->capture(&targetLane) != c) {
+      return makeError(ErrorCode::kInvalidUsage,
+                       "{}: {} is not bound to the model {} is bound to (model {})", fn,
+                       t->name(), s->name(), c->modelId);
+    }
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->head[static_cast<std::size_t>(targetLane)]) {
+      return makeError(ErrorCode::kInvalidUsage,
+                       "{}: {} is a head stream of model {}: it runs from the launch on and "
+                       "cannot be started",
+                       fn, t->name(), c->modelId);
+    }
+    *out = targetLane;
+    return Status::Ok();
+  };
+  COHORT_RETURN_IF_ERROR(laneOf(onTrue, &a->onTrue));
+  if (onFalse != nullptr) COHORT_RETURN_IF_ERROR(laneOf(onFalse, &a->onFalse));
+  ModelTask t;
+  t.op = ModelTask::Op::kActivate;
+  t.activation = std::move(a);
+  t.kind = t.activation->left != nullptr ? "stream switch" : "stream start";
+  c->record(lane, std::move(t));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status streamActivate(Stream* target, Stream* stream) {
+  return apiCall([&](DeviceManager&) {
+    if (target == nullptr) {
+      return Status(ErrorCode::kInvalidArgument, "streamActivate: the stream to start is null");
+    }
+    return recordActivation("streamActivate", stream, target, nullptr,
+                            std::make_shared<ModelTask::Activation>());
+  });
+}
+
+Status streamSwitch(const void* left, Compare cond, const void* right, bool wide, Stream* onTrue,
+                    Stream* onFalse, Stream* stream) {
+  return apiCall([&](DeviceManager&) {
+    if (left == nullptr || right == nullptr) {
+      return makeError(ErrorCode::kInvalidArgument, "streamSwitch: the {} value's address is null",
+                       left == nullptr ? "left" : "right");
+    }
+    if (onTrue == nullptr) {
+      return Status(ErrorCode::kInvalidArgument, "streamSwitch: the stream to start is null");
+    }
+    auto a = std::make_shared<ModelTask::Activation>();
+    a->left = left;
+    a->right = right;
+    a->cond = cond;
+    a->wide = wide;
+    return recordActivation("streamSwitch", stream, onTrue, onFalse, std::move(a));
   });
 }
 

@@ -25,10 +25,29 @@ struct LaunchStep {
   std::uint64_t generation = 0;
 };
 
+// Whether a lane that runs once started (a built model's lane that is not a head one)
+// was started in this launch, or given up: no lane that could start it is left.
+struct LaneStart {
+  enum : int { kWaiting, kStarted, kGivenUp };
+  std::atomic<int> state{kWaiting};
+  WaitWord word;
+  bool settle(int to) {
+    int expected = kWaiting;
+    if (!state.compare_exchange_strong(expected, to, std::memory_order_acq_rel)) return false;
+    word.notifyAll();
+    return true;
+  }
+};
+
 // One launch: the plan, and what this launch gave it. Shared by the launch's lane
 // tasks (so it outlives the model if need be).
 struct LaunchProgram {
   std::shared_ptr<const ModelPlan> plan;
+  // The launch's shared state, which its lanes change as they run: by lane, whether it
+  // was started; and the lanes that may still start others (the head ones and those
+  // started, until their work ends). At 0 the lanes still waiting are given up.
+  mutable std::unique_ptr<LaneStart[]> starts;
+  mutable std::atomic<int> starters{0};
   std::vector<std::uint64_t> generations;  // by event slot; 0: not recorded (skip)
   struct Added {
     std::size_t lane = 0;
@@ -59,6 +78,36 @@ void runStep(const LaunchStep& step, Stream* s, Status* failure) {
   }
 }
 
+// Whether `a` holds now: its values are read from device memory as the task runs.
+template <typename T>
+bool compares(const ModelTask::Activation& a) {
+  const T left = __atomic_load_n(static_cast<const T*>(a.left), __ATOMIC_ACQUIRE);
+  const T right = __atomic_load_n(static_cast<const T*>(a.right), __ATOMIC_ACQUIRE);
+  switch (a.cond) {
+    case Compare::kEqual: return left == right;
+    case Compare::kNotEqual: return left != right;
+    case Compare::kGreater: return left > right;
+    case Compare::kGreaterOrEqual: return left >= right;
+    case Compare::kLess: return left < right;
+    case Compare::kLessOrEqual: return left <= right;
+  }
+  return false;
+}
+
+// A lane that may start others ended its work: the last one gives up the lanes that
+// wait to be started.
+void workEnded(const LaunchProgram& p) {
+  if (p.starters.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  for (std::size_t l = 0; l < p.plan->lanes.size(); ++l) p.starts[l].settle(LaneStart::kGivenUp);
+}
+
+// The lane a start or a switch starts (-1: none).
+int startedLane(const ModelTask::Activation& a) {
+  if (a.left == nullptr) return a.onTrue;
+  const bool holds = a.wide ? compares<std::int64_t>(a) : compares<std::int32_t>(a);
+  return holds ? a.onTrue : a.onFalse;
+}
+
 // The stream task of one lane: its steps in order, as the stream would have run them
 // one task each. It runs after errors (its event records must complete): on a stream
 // that failed before it, or that an abort dropped it from, nothing else of it runs.
@@ -70,12 +119,49 @@ Status runLane(const LaunchProgram& p, std::size_t lane, Stream* s) {
                                  : Status(ErrorCode::kAborted, s->name() + " was aborted");
   using Op = ModelPlan::Step::Op;
   const std::vector<ModelPlan::Step>& steps = plan.lanes[lane];
+  // A lane counts among the starters from its start (a head one: from the launch) to
+  // the end of its work; given up, it only completes its event records, with an error.
+  bool starter = !steps.empty() && steps.front().op != Op::kAwait;
+  bool givenUp = false;
   for (std::size_t pc = 0; pc < steps.size(); ++pc) {
     const ModelPlan::Step& step = steps[pc];
     if (step.task > p.stopAt) break;  // the launch ended there
     const ModelTask& t = plan.tasks[step.task];
+    if (givenUp && step.op != Op::kRecord && step.op != Op::kIssued) continue;
     switch (step.op) {
       case Op::kLabel:
+        break;
+      case Op::kAwait: {
+        LaneStart& start = p.starts[lane];
+        static thread_local const WaitPolicy idle = WaitPolicy::idleFromConfig();
+        start.word.waitUntil(
+            [&] { return start.state.load(std::memory_order_acquire) != LaneStart::kWaiting; },
+            Deadline::never(), idle);
+        if (start.state.load(std::memory_order_acquire) == LaneStart::kGivenUp) {
+          givenUp = true;
+          failure = makeError(ErrorCode::kInvalidUsage,
+                              "{} of the model waited to be started, but no task of this launch "
+                              "started it",
+                              s->name());
+        } else {
+          starter = true;  // counted by the lane that started it
+        }
+        break;
+      }
+      case Op::kActivate:
+        if (failure.ok()) {
+          const int started = startedLane(*t.activation);
+          // Counted before it can end: this lane, a starter, has not ended yet.
+          p.starters.fetch_add(1, std::memory_order_acq_rel);
+          if (started < 0 ||
+              !p.starts[static_cast<std::size_t>(started)].settle(LaneStart::kStarted)) {
+            workEnded(p);  // nothing started (or started already): no new starter
+          }
+        }
+        break;
+      case Op::kWorkEnd:
+        if (starter) workEnded(p);
+        starter = false;
         break;
       case Op::kSwitch: {
         if (!failure.ok()) break;
@@ -117,7 +203,9 @@ Status runLane(const LaunchProgram& p, std::size_t lane, Stream* s) {
       }
     }
   }
-  return failedBefore ? Status::Ok() : failure;
+  if (starter) workEnded(p);
+  // A lane given up told its waiters through its records; its stream has not failed.
+  return failedBefore || givenUp ? Status::Ok() : failure;
 }
 
 // The launch as an issuer sees it (LaunchContext): adds to the issuer's place.
@@ -200,6 +288,13 @@ Status Model::launch(Stream* stream) {
   auto program = std::make_shared<LaunchProgram>();
   program->plan = plan_;
   program->generations.assign(plan.eventSlots, 0);
+  program->starts = std::make_unique<LaneStart[]>(plan.lanes.size());
+  for (const std::vector<ModelPlan::Step>& steps : plan.lanes) {
+    // Every lane that runs from the launch on (an empty one is not queued).
+    if (!steps.empty() && steps.front().op != ModelPlan::Step::Op::kAwait) {
+      program->starters.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
   constexpr std::size_t kUnset = ~std::size_t{0};
   program->addedFrom.assign(plan.issuers + 1, kUnset);
   program->added.reserve(plan.issuers);

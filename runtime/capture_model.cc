@@ -75,6 +75,15 @@ Status ModelPlan::compile(int lanes, std::vector<ModelTask> tasks,
         lane.push_back({Op::kSwitch, index, static_cast<std::uint32_t>(plan->jumps.size())});
         plan->jumps.emplace_back();
         break;
+      case ModelTask::Op::kActivate:
+        lane.push_back({Op::kActivate, index, 0});
+        break;
+      case ModelTask::Op::kAwait:
+        lane.push_back({Op::kAwait, index, 0});
+        break;
+      case ModelTask::Op::kWorkEnd:
+        lane.push_back({Op::kWorkEnd, index, 0});
+        break;
       default:
         lane.push_back({Op::kTask, index, 0});
     }

@@ -101,21 +101,22 @@ Status captureRecordIssuer(Stream* stream, const char* kind, LaunchIssuer issue)
 // A model is also built from streams bound to it: what is queued on a bound stream
 // is recorded (each stream a lane), never run, until the stream's modelEndTask; then
 // modelBuildEnd completes the model. A launch runs the head streams' tasks (the first
-// bound on the launching stream, the others on streams of the model's own) and ends
-// when they all have. Labels set on a bound stream are places a label switch on the
+// bound on the launching stream, the others on streams of the model's own), and those
+// of the streams its tasks start; it ends when the head and the ended streams have. Labels set on a bound stream are places a label switch on the
 // same stream jumps to at each launch.
 
 /// A model to build: bind streams to it, queue their work, end them, then modelBuildEnd.
 Status modelBuildBegin(Model** model);
 /// Binds `stream` (not a default stream, not bound or capturing already). `head`: it
 /// runs from the launch on (CANN's ACL_MODEL_STREAM_FLAG_HEAD); other streams run
-/// when activated, which Cohort does not support yet (modelBuildEnd refuses them
-/// unless they hold no task).
+/// once a task of the model starts them (streamActivate, streamSwitch).
 Status modelBindStream(Model* model, Stream* stream, bool head);
 /// Marks the end of the work queued on a bound stream.
 Status modelEndTask(Model* model, Stream* stream);
-/// Completes the model: every bound stream ended, one at least a head. The streams
-/// run what is queued on them again; they stay bound until modelUnbindStream.
+/// Completes the model: one bound stream at least is a head and one at least ended.
+/// A launch ends once the head streams and the ended ones have (an ended stream that
+/// is not a head must be started). The streams run what is queued on them again;
+/// they stay bound until modelUnbindStream.
 Status modelBuildEnd(Model* model);
 Status modelUnbindStream(Model* model, Stream* stream);
 /// On a stream bound to a model being built: `label` (any address that names it)
@@ -126,6 +127,19 @@ Status labelSet(const void* label, Stream* stream);
 /// last label) on the same stream, skipping what lies between (or running it again).
 Status labelSwitchByIndex(const std::uint32_t* index, std::uint32_t maxValue,
                           std::vector<const void*> labels, Stream* stream);
+
+/// How streamSwitch compares its two values.
+enum class Compare { kEqual, kNotEqual, kGreater, kGreaterOrEqual, kLess, kLessOrEqual };
+/// On a stream bound to a model being built: when a launch gets here, starts `target`,
+/// another stream bound to it that is not a head stream (such a stream runs only once
+/// started, at most once a launch; one never started runs nothing in that launch).
+Status streamActivate(Stream* target, Stream* stream);
+/// On a stream bound to a model being built: when a launch gets here, compares the
+/// signed integers (64-bit if `wide`, else 32-bit) at `left` and `right`, read then,
+/// and starts `onTrue` if `left cond right`, else `onFalse` (null: none), as
+/// streamActivate does.
+Status streamSwitch(const void* left, Compare cond, const void* right, bool wide, Stream* onTrue,
+                    Stream* onFalse, Stream* stream);
 
 /// Queues the model's tasks on `stream`. Never waits. kCaptured if `stream` captures
 /// (a model inside a model is not supported).

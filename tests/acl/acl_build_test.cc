@@ -4,6 +4,7 @@
 // a loop); and each misuse is named.
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "acl_test_util.h"
@@ -183,6 +184,74 @@ TEST_F(AclBuildTest, ASwitchBackIsALoop) {
   ASSERT_ACL_OK(aclrtFree(index));
 }
 
+// A head stream, a switch on a 64-bit device value that starts one of two streams, each
+// of which starts the ended stream; a stream nothing starts. Each run follows the
+// value of that run; what is not started does not run; stream_ waits for the end.
+TEST_F(AclBuildTest, StartedStreamsRunAndTheOthersDoNot) {
+  ASSERT_ACL_OK(aclmdlRIBuildBegin(&model_, 0));
+  aclrtStream head = boundStream();
+  aclrtStream onTrue = persistentStream(), onFalse = persistentStream(), end = persistentStream(),
+              idle = persistentStream();
+  for (aclrtStream s : {onTrue, onFalse, end, idle}) {
+    ASSERT_ACL_OK(aclmdlRIBindStream(model_, s, ACL_MODEL_STREAM_FLAG_DEFAULT));
+    bound_.push_back(s);
+  }
+  void *value = nullptr, *bound = nullptr;
+  ASSERT_ACL_OK(aclrtMalloc(&value, 8, ACL_MEM_MALLOC_HUGE_FIRST));
+  ASSERT_ACL_OK(aclrtMalloc(&bound, 8, ACL_MEM_MALLOC_HUGE_FIRST));
+  const int64_t three = 3;
+  ASSERT_ACL_OK(aclrtMemcpy(bound, 8, &three, 8, ACL_MEMCPY_HOST_TO_DEVICE));
+  mark(head, 1);
+  ASSERT_ACL_OK(aclrtSwitchStream(value, ACL_RT_GREATER_OR_EQUAL, bound, ACL_RT_SWITCH_INT64,
+                                  onTrue, onFalse, head));
+  mark(onTrue, 2);
+  ASSERT_ACL_OK(aclrtActiveStream(end, onTrue));
+  mark(onFalse, 3);
+  ASSERT_ACL_OK(aclrtActiveStream(end, onFalse));
+  mark(end, 4);
+  mark(idle, 9);
+  ASSERT_ACL_OK(aclmdlRIEndTask(model_, end));
+  ASSERT_ACL_OK(aclmdlRIBuildEnd(model_, nullptr));
+  EXPECT_TRUE(trace_.empty());
+  // -5 and 2 are below 3; 3 and 2^33 are not (2^33's low 32 bits, 0, would be).
+  const int64_t values[] = {-5, 3, 2, int64_t{1} << 33};
+  const std::vector<int> expected[] = {{1, 3, 4}, {1, 2, 4}, {1, 3, 4}, {1, 2, 4}};
+  for (int run = 0; run < 4; ++run) {
+    ASSERT_ACL_OK(aclrtMemcpy(value, 8, &values[run], 8, ACL_MEMCPY_HOST_TO_DEVICE));
+    trace_.clear();
+    ASSERT_ACL_OK(aclmdlRIExecuteAsync(model_, stream_));
+    ASSERT_ACL_OK(aclrtSynchronizeStream(stream_));
+    EXPECT_EQ(trace_, expected[run]) << "run " << run << ", value " << values[run];
+  }
+  ASSERT_ACL_OK(aclrtFree(value));
+  ASSERT_ACL_OK(aclrtFree(bound));
+}
+
+// The stream that ends the model is never started: the run fails naming it, at once
+// (no lane is left that could start it), and the model runs again.
+TEST_F(AclBuildTest, AnEndNothingStartsFailsTheRun) {
+  ASSERT_ACL_OK(aclmdlRIBuildBegin(&model_, 0));
+  aclrtStream head = boundStream();
+  aclrtStream end = persistentStream();
+  ASSERT_ACL_OK(aclmdlRIBindStream(model_, end, ACL_MODEL_STREAM_FLAG_DEFAULT));
+  bound_.push_back(end);
+  mark(head, 1);
+  mark(end, 2);
+  ASSERT_ACL_OK(aclmdlRIEndTask(model_, end));
+  ASSERT_ACL_OK(aclmdlRIBuildEnd(model_, nullptr));
+  for (int run = 0; run < 2; ++run) {
+    trace_.clear();
+    ASSERT_ACL_OK(aclmdlRIExecuteAsync(model_, stream_));
+    EXPECT_NE(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+    const char* m = aclGetRecentErrMsg();
+    ASSERT_NE(m, nullptr);
+    EXPECT_NE(std::string(m).find("waited to be started, but no task of this launch started it"),
+              std::string::npos)
+        << m;
+    EXPECT_EQ(trace_, std::vector<int>{1});
+  }
+}
+
 TEST_F(AclBuildTest, EachMisuseIsNamed) {
   ASSERT_ACL_OK(aclmdlRIBuildBegin(&model_, 0));
   aclmdlRI other = nullptr;
@@ -200,7 +269,7 @@ TEST_F(AclBuildTest, EachMisuseIsNamed) {
                    "still being built");
   mark(s, 1);
   EXPECT_ACL_ERROR(aclmdlRIBuildEnd(model_, nullptr), ACL_ERROR_INVALID_PARAM,
-                   "was not ended (modelEndTask)");
+                   "was ended (modelEndTask)");
   // A switch to a label set on another stream, and a label set twice.
   aclrtStream t = boundStream();
   aclrtLabel here = label(), there = label();
@@ -221,17 +290,31 @@ TEST_F(AclBuildTest, EachMisuseIsNamed) {
   ASSERT_ACL_OK(aclrtDestroyLabelList(list));
   ASSERT_ACL_OK(aclrtFree(index));
 
-  // A stream activated later (not a head) with work: not supported.
+  // Starting streams: only a bound stream that is not a head one, from a stream bound
+  // to the same model; a switch's arguments.
   aclmdlRI second = nullptr;
   ASSERT_ACL_OK(aclmdlRIBuildBegin(&second, 0));
   aclrtStream head = persistentStream(), later = persistentStream();
   ASSERT_ACL_OK(aclmdlRIBindStream(second, head, ACL_MODEL_STREAM_FLAG_HEAD));
   ASSERT_ACL_OK(aclmdlRIBindStream(second, later, ACL_MODEL_STREAM_FLAG_DEFAULT));
   mark(later, 1);
-  ASSERT_ACL_OK(aclmdlRIEndTask(second, head));
-  ASSERT_ACL_OK(aclmdlRIEndTask(second, later));
-  EXPECT_ACL_ERROR(aclmdlRIBuildEnd(second, nullptr), ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                   "aclrtActiveStream");
+  EXPECT_ACL_ERROR(aclrtActiveStream(head, later), ACL_ERROR_INVALID_PARAM, "is a head stream");
+  EXPECT_ACL_ERROR(aclrtActiveStream(later, stream_), ACL_ERROR_INVALID_PARAM,
+                   "is not bound to a model being built");
+  EXPECT_ACL_ERROR(aclrtActiveStream(stream_, head), ACL_ERROR_INVALID_PARAM,
+                   "is not bound to the model");
+  EXPECT_ACL_ERROR(aclrtActiveStream(nullptr, head), ACL_ERROR_INVALID_PARAM,
+                   "activeStream is null");
+  int32_t word = 0;
+  EXPECT_ACL_ERROR(aclrtSwitchStream(nullptr, ACL_RT_EQUAL, &word, ACL_RT_SWITCH_INT32, later,
+                                     nullptr, head),
+                   ACL_ERROR_INVALID_PARAM, "leftValue is null");
+  EXPECT_ACL_ERROR(aclrtSwitchStream(&word, static_cast<aclrtCondition>(9), &word,
+                                     ACL_RT_SWITCH_INT32, later, nullptr, head),
+                   ACL_ERROR_INVALID_PARAM, "cond 9 is not");
+  EXPECT_ACL_ERROR(aclrtSwitchStream(&word, ACL_RT_EQUAL, &word,
+                                     static_cast<aclrtCompareDataType>(5), later, nullptr, head),
+                   ACL_ERROR_INVALID_PARAM, "dataType 5 is not");
   EXPECT_ACL_ERROR(aclmdlRIEndTask(second, stream_), ACL_ERROR_INVALID_PARAM,
                    "is not bound to model");
   // Destroyed while building: its streams are free again and run their work.

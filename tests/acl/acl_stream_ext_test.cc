@@ -477,16 +477,18 @@ TEST_F(AclStreamExtTest, StateCallbacksSeeCreationAndDestruction) {
                    ACL_ERROR_INVALID_PARAM, "regName is null or empty");
 }
 
-TEST_F(AclStreamExtTest, ModelOnlyStreamFunctionsAreNotSupported) {
+TEST_F(AclStreamExtTest, ModelOnlyStreamFunctionsNeedAModel) {
   aclrtStream a = nullptr, b = nullptr;
   ASSERT_ACL_OK(aclrtCreateStream(&a));
   ASSERT_ACL_OK(aclrtCreateStream(&b));
-  EXPECT_ACL_ERROR(aclrtActiveStream(a, b), ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                   "aclrtActiveStream: not supported");
+  // Starting and switching streams is for streams bound to a model being built
+  // (AclBuildTest.StartedStreamsRunAndTheOthersDoNot).
+  EXPECT_ACL_ERROR(aclrtActiveStream(a, b), ACL_ERROR_INVALID_PARAM,
+                   "is not bound to a model being built");
   int32_t left = 1, right = 1;
   EXPECT_ACL_ERROR(
       aclrtSwitchStream(&left, ACL_RT_EQUAL, &right, ACL_RT_SWITCH_INT32, a, nullptr, b),
-      ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtSwitchStream: not supported");
+      ACL_ERROR_INVALID_PARAM, "is not bound to a model being built");
   EXPECT_ACL_ERROR(aclrtPersistentTaskClean(a), ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                    "aclrtPersistentTaskClean: not supported");
   ASSERT_ACL_OK(aclrtDestroyStream(a));
