@@ -270,8 +270,9 @@ void Stream::workerLoop() {
     // Tasks abort() dropped do not run, except records: their events must complete.
     const bool dropped = taken <= dropThrough_.load(std::memory_order_acquire);
     // A stream destroyed by force runs nothing after a failure, whatever its mode.
-    const bool runs = !dropped && (!failed() || (continueAfterError_.load(std::memory_order_relaxed) &&
-                                                 !retiring()));
+    const bool runs =
+        !dropped &&
+        (!failed() || (continueAfterError_.load(std::memory_order_relaxed) && !retiring()));
     runningOnlyAfterError_ = !runs;
     if (task.runAfterError || runs) {
       trace::Span span("stream", task.waitOn ? "event wait" : "task");

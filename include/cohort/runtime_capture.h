@@ -102,8 +102,9 @@ Status captureRecordIssuer(Stream* stream, const char* kind, LaunchIssuer issue)
 // is recorded (each stream a lane), never run, until the stream's modelEndTask; then
 // modelBuildEnd completes the model. A launch runs the head streams' tasks (the first
 // bound on the launching stream, the others on streams of the model's own), and those
-// of the streams its tasks start; it ends when the head and the ended streams have. Labels set on a bound stream are places a label switch on the
-// same stream jumps to at each launch.
+// of the streams its tasks start; it ends when the head and the ended streams have.
+// Labels set on a bound stream are places a label switch on the same stream jumps to
+// at each launch.
 
 /// A model to build: bind streams to it, queue their work, end them, then modelBuildEnd.
 Status modelBuildBegin(Model** model);
