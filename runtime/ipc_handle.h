@@ -8,6 +8,10 @@
 
 namespace cohort::runtime {
 
+/// What every handle begins with: this format, and its version.
+inline constexpr std::uint32_t kIpcMagic = 0xC0402D1Au;
+inline constexpr std::uint32_t kIpcVersion = 1;
+
 struct IpcHandle {
   std::uint32_t magic;
   std::uint32_t version;
