@@ -60,9 +60,11 @@ Status checkExtent(const PointerInfo& info, const void* p, std::size_t count, co
   return Status::Ok();
 }
 
-// Validates a copy and returns the pointers' descriptions.
+// Validates a copy; the pointers' descriptions go to `dstInfo` and `srcInfo` (when
+// given, and count > 0).
 Status checkCopy(DeviceManager& m, void* dst, std::size_t destMax, const void* src,
-                 std::size_t count, MemcpyKind kind, const char* fn) {
+                 std::size_t count, MemcpyKind kind, const char* fn,
+                 PointerInfo* dstInfo = nullptr, PointerInfo* srcInfo = nullptr) {
   if (static_cast<int>(kind) < 0 || static_cast<int>(kind) > 4) {
     return makeError(ErrorCode::kInvalidMemcpyKind, "{}: unknown kind {}", fn,
                      static_cast<int>(kind));
@@ -78,6 +80,8 @@ Status checkCopy(DeviceManager& m, void* dst, std::size_t destMax, const void* s
   }
   const PointerInfo d = m.classify(dst);
   const PointerInfo s = m.classify(src);
+  if (dstInfo != nullptr) *dstInfo = d;
+  if (srcInfo != nullptr) *srcInfo = s;
   if (kind != MemcpyKind::kDefault) {
     const bool wantDstDevice =
         kind == MemcpyKind::kHostToDevice || kind == MemcpyKind::kDeviceToDevice;
@@ -113,8 +117,9 @@ void copyBytes(void* dst, const void* src, std::size_t count) {
   }
 }
 
+// Validates a set; the pointer's description goes to `info` (when given, count > 0).
 Status checkSet(DeviceManager& m, void* dst, std::size_t destMax, std::size_t count,
-                const char* fn) {
+                const char* fn, PointerInfo* info = nullptr) {
   if (count == 0) return Status::Ok();
   if (dst == nullptr) return makeError(ErrorCode::kInvalidArgument, "{}: pointer is null", fn);
   if (count > destMax) {
@@ -122,6 +127,7 @@ Status checkSet(DeviceManager& m, void* dst, std::size_t destMax, std::size_t co
                      destMax);
   }
   const PointerInfo d = m.classify(dst);
+  if (info != nullptr) *info = d;
   COHORT_RETURN_IF_ERROR(checkExtent(d, dst, count, fn, "destination"));
   if (d.kind != PointerInfo::Kind::kMapped) return Status::Ok();
   return VirtualMemory::get().checkAccess(dst, count, true, fn);
@@ -185,10 +191,12 @@ Status memcpy(void* dst, std::size_t destMax, const void* src, std::size_t count
               MemcpyKind kind) {
   return apiCall([&](DeviceManager& m) {
     COHORT_RETURN_IF_ERROR(captureCheckUnsafe("memcpy (synchronous)"));
-    COHORT_RETURN_IF_ERROR(checkCopy(m, dst, destMax, src, count, kind, "memcpy"));
+    PointerInfo dstInfo, srcInfo;
+    COHORT_RETURN_IF_ERROR(
+        checkCopy(m, dst, destMax, src, count, kind, "memcpy", &dstInfo, &srcInfo));
     if (count == 0) return Status::Ok();
-    m.settleFor(m.classify(src));
-    m.settleFor(m.classify(dst));
+    m.settleFor(srcInfo);
+    m.settleFor(dstInfo);
     copyBytes(dst, src, count);
     return Status::Ok();
   });
@@ -212,9 +220,10 @@ Status memcpyAsync(void* dst, std::size_t destMax, const void* src, std::size_t 
 Status memset(void* dst, std::size_t destMax, int value, std::size_t count) {
   return apiCall([&](DeviceManager& m) {
     COHORT_RETURN_IF_ERROR(captureCheckUnsafe("memset (synchronous)"));
-    COHORT_RETURN_IF_ERROR(checkSet(m, dst, destMax, count, "memset"));
+    PointerInfo dstInfo;
+    COHORT_RETURN_IF_ERROR(checkSet(m, dst, destMax, count, "memset", &dstInfo));
     if (count == 0) return Status::Ok();
-    m.settleFor(m.classify(dst));
+    m.settleFor(dstInfo);
     std::memset(dst, value, count);
     return Status::Ok();
   });
