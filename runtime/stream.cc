@@ -219,8 +219,7 @@ Status Stream::lazyDone(std::uint64_t target) const {
     std::lock_guard<std::mutex> lock(t.waitOn->mu);
     return eventError(*t.waitOn, name());
   };
-  const std::uint64_t taken = enqueued_.load(std::memory_order_acquire) - queue_.size();
-  if (index < taken) {  // the worker holds one task
+  if (holdsTaskLocked()) {
     COHORT_RETURN_IF_ERROR(check(running_));
     ++index;
   }
@@ -390,8 +389,7 @@ void Stream::settle() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     target = completed_.load(std::memory_order_acquire);
-    const std::uint64_t taken = enqueued_.load(std::memory_order_acquire) - queue_.size();
-    if (target < taken) {  // the worker holds one task
+    if (holdsTaskLocked()) {
       if (running_.work == Work::kHost) return;
       ++target;
     }

@@ -151,6 +151,11 @@ class Stream {
   /// After a task completed (`failed`: it failed): wakes the host threads waiting
   /// for it.
   void taskDone(std::uint64_t completed, bool failed);
+  /// Whether the worker holds a task it took and has not completed (running_). mu_ held.
+  bool holdsTaskLocked() const {
+    return completed_.load(std::memory_order_acquire) <
+           enqueued_.load(std::memory_order_acquire) - queue_.size();
+  }
 
   Device* const device_;
   const int id_;

@@ -145,9 +145,7 @@ Status Stream::abort() {
     // Failed while the abort runs: tasks queued meanwhile are skipped, and records
     // among the dropped tasks tell their waiters.
     std::lock_guard<std::mutex> lock(mu_);
-    const bool holding = completed_.load(std::memory_order_acquire) <
-                         enqueued_.load(std::memory_order_acquire) - queue_.size();
-    killsAKernel = holding ? running_.work == Work::kKernel
+    killsAKernel = holdsTaskLocked() ? running_.work == Work::kKernel
                            : !queue_.empty() && queue_.front().work == Work::kKernel;
     if (!failed()) {
       error_ = makeError(ErrorCode::kAborted, "{}: its queued tasks were aborted", name());
