@@ -3,6 +3,7 @@
 #include "acl/entry_names.h"
 #include "acl/registry.h"
 #include "cohort/runtime.h"
+#include "cohort/runtime_capture.h"
 #include "common/error.h"
 
 namespace {
@@ -13,11 +14,12 @@ constexpr uint32_t kKnownEventFlags = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_
                                       ACL_EVENT_TIME_LINE | ACL_EVENT_DEVICE_USE_ONLY |
                                       ACL_EVENT_EXTERNAL | ACL_EVENT_IPC;
 
-Outcome createEvent(const char* function, aclrtEvent* event) {
+// `external`: ACL_EVENT_EXTERNAL's, a flag that records set and resets clear.
+Outcome createEvent(const char* function, aclrtEvent* event, bool external = false) {
   if (event == nullptr) return nullArgument(function, "event");
   ACL_RETURN_IF_FAILED(requireDevice(function));
   rt::Event* created = nullptr;
-  COHORT_RETURN_IF_ERROR(rt::eventCreate(&created));
+  COHORT_RETURN_IF_ERROR(external ? rt::eventCreateExternal(&created) : rt::eventCreate(&created));
   Registry::get().addEvent(created);
   *event = created;
   return Status::Ok();
@@ -47,7 +49,11 @@ aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag) {
                                "{}: flag {:#x} has unknown bits {:#x} (known: ACL_EVENT_*)", fn,
                                flag, flag & ~kKnownEventFlags);
     }
-    return createEvent(fn, event);
+    if ((flag & ACL_EVENT_EXTERNAL) != 0 && flag != ACL_EVENT_EXTERNAL) {
+      return invalidArgument(fn, "flag {:#x}: ACL_EVENT_EXTERNAL cannot be combined with other "
+                             "flags", flag);
+    }
+    return createEvent(fn, event, flag == ACL_EVENT_EXTERNAL);
   });
 }
 

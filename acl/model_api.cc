@@ -1,14 +1,16 @@
 // Model run instances (acl/acl_rt_kernel.h): stream capture into a model and its
 // launch, and models built from bound streams (aclmdlRIBuild*), over the runtime's
-// captures (cohort/runtime_capture.h). Conditional and updatable tasks, dump
-// configuration and process snapshots are features Cohort does not implement: those
-// entry points answer "not supported" without looking at their arguments.
+// captures (cohort/runtime_capture.h); task groups and conditional tasks are in
+// model_control_api.cc. Task editing, dump configuration and process snapshots are
+// features Cohort does not implement: those entry points answer "not supported"
+// without looking at their arguments.
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "acl/acl.h"
 #include "acl/entry_names.h"
+#include "acl/model_handles.h"
 #include "acl/stream_attrs.h"
 #include "cohort/runtime_capture.h"
 #include "acl/unsupported.h"
@@ -16,27 +18,19 @@
 
 namespace {
 
+using cohort::acl::knownCaptureMode;
 using cohort::acl::notSupported;
+using cohort::acl::toCaptureMode;
+using cohort::acl::toModel;
 
 constexpr const char* kNoModelRI =
-    "Cohort records models by stream capture (aclmdlRICaptureBegin/End) and builds them "
-    "from bound streams (aclmdlRIBuildBegin ... BuildEnd); conditional and updatable "
-    "models are not implemented";
+    "Cohort records models by stream capture (aclmdlRICaptureBegin/End, with task groups "
+    "and conditional tasks) and builds them from bound streams (aclmdlRIBuildBegin ... "
+    "BuildEnd); this call is not implemented";
 constexpr const char* kNoDump = "Cohort runs no models or operators whose data could be dumped";
 constexpr const char* kNoSnapshot = "Cohort cannot back up or restore a process's devices";
 
 aclError noModel(const char* function) { return notSupported(function, kNoModelRI); }
-
-rt::Model* toModel(aclmdlRI model) { return static_cast<rt::Model*>(model); }
-
-bool knownMode(aclmdlRICaptureMode mode) {
-  return mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL ||
-         mode == ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL ||
-         mode == ACL_MODEL_RI_CAPTURE_MODE_RELAXED;
-}
-
-// The runtime's modes have ACL's numbers.
-rt::CaptureMode toMode(aclmdlRICaptureMode mode) { return static_cast<rt::CaptureMode>(mode); }
 
 // kInvalidUsage from a model call means the model is still being captured.
 Outcome modelOutcome(const char* fn, const Status& st) {
@@ -52,14 +46,14 @@ aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode) {
   const char* fn = "aclmdlRICaptureBegin";
   return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
     ACL_RETURN_IF_FAILED(needStream(fn, stream));
-    if (!knownMode(mode)) return invalidArgument(fn, "mode {} is not a capture mode", mode);
+    if (!knownCaptureMode(mode)) return invalidArgument(fn, "mode {} is not a capture mode", mode);
     rt::CaptureDescription capture;
     ACL_RETURN_IF_FAILED(withName(fn, rt::captureDescribe(toStream(stream), &capture)));
     if (capture.status != rt::CaptureStatus::kNone) {
       return failure(ACL_ERROR_RT_STREAM_CAPTURED, ErrorCode::kCaptured, fn,
                      "the stream captures already (model {})", capture.modelId);
     }
-    return withName(fn, rt::captureBegin(toStream(stream), toMode(mode)));
+    return withName(fn, rt::captureBegin(toStream(stream), toCaptureMode(mode)));
   });
 }
 
@@ -115,8 +109,10 @@ aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode* mode) {
   const char* fn = "aclmdlRICaptureThreadExchangeMode";
   return apiCall(fn, Site::kGeneral, [&]() -> Outcome {
     if (mode == nullptr) return nullArgument(fn, "mode");
-    if (!knownMode(*mode)) return invalidArgument(fn, "mode {} is not a capture mode", *mode);
-    rt::CaptureMode exchanged = toMode(*mode);
+    if (!knownCaptureMode(*mode)) {
+      return invalidArgument(fn, "mode {} is not a capture mode", *mode);
+    }
+    rt::CaptureMode exchanged = toCaptureMode(*mode);
     ACL_RETURN_IF_FAILED(withName(fn, rt::captureExchangeMode(&exchanged)));
     *mode = static_cast<aclmdlRICaptureMode>(exchanged);
     return Status::Ok();
@@ -206,19 +202,6 @@ aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char* path, uint32_t fla
   });
 }
 
-aclError aclmdlRICaptureToModelRIBegin(aclrtStream, aclmdlRI, aclmdlRICaptureMode) {
-  return noModel("aclmdlRICaptureToModelRIBegin");
-}
-aclError aclmdlRICaptureTaskGrpBegin(aclrtStream) { return noModel("aclmdlRICaptureTaskGrpBegin"); }
-aclError aclmdlRICaptureTaskGrpEnd(aclrtStream, aclrtTaskGrp*) {
-  return noModel("aclmdlRICaptureTaskGrpEnd");
-}
-aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream, aclrtTaskGrp) {
-  return noModel("aclmdlRICaptureTaskUpdateBegin");
-}
-aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream) {
-  return noModel("aclmdlRICaptureTaskUpdateEnd");
-}
 // ---- Built models: streams bound to the model hold their work for it --------------
 
 aclError aclmdlRIBuildBegin(aclmdlRI* modelRI, uint32_t flag) {
@@ -333,15 +316,6 @@ aclError aclmdlRITaskDisable(aclmdlRITask) { return noModel("aclmdlRITaskDisable
 aclError aclmdlRIKernelTaskGetAttribute(aclmdlRITask, aclrtLaunchKernelAttrId,
                                         aclrtLaunchKernelAttrValue*) {
   return noModel("aclmdlRIKernelTaskGetAttribute");
-}
-aclError aclmdlRICondHandleCreate(aclmdlRI, uint32_t, aclmdlRICondHandleFlag, aclmdlRICondHandle*) {
-  return noModel("aclmdlRICondHandleCreate");
-}
-aclError aclmdlRICondHandleGetCondPtr(aclmdlRICondHandle, uint64_t**) {
-  return noModel("aclmdlRICondHandleGetCondPtr");
-}
-aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams, aclrtStream, uint32_t) {
-  return noModel("aclmdlRIAddCondTask");
 }
 aclError aclrtCacheLastTaskOpInfo(const void* const, const size_t) {
   return noModel("aclrtCacheLastTaskOpInfo");

@@ -36,6 +36,23 @@ std::atomic<int> gActive{0};
 std::atomic<std::uint32_t> gNextModelId{0};
 thread_local CaptureMode tMode = CaptureMode::kGlobal;
 
+// Why a capture that recorded `tasks` cannot end: a branch of a conditional task it
+// recorded is not complete (branches are captured, and ended, before their parent).
+std::string unfinishedBranch(const std::vector<ModelTask>& tasks) {
+  for (const ModelTask& t : tasks) {
+    if (t.op != ModelTask::Op::kCond) continue;
+    for (std::size_t i = 0; i < t.cond->branches.size(); ++i) {
+      const Model& b = *t.cond->branches[i];
+      if (b.complete()) continue;
+      return fmt::format("branch {} (model {}) of a conditional task {}", i, b.id(),
+                         b.capturing() != nullptr
+                             ? "is still being captured (end its capture first)"
+                             : "was never captured (captureBeginInto ... captureEnd)");
+    }
+  }
+  return {};
+}
+
 bool isCaptureMode(CaptureMode mode) {
   return mode == CaptureMode::kGlobal || mode == CaptureMode::kThreadLocal ||
          mode == CaptureMode::kRelaxed;
@@ -85,21 +102,36 @@ Status needModel(Model* model, const char* fn, std::shared_ptr<Model>* hold) {
   return Status::Ok();
 }
 
-Model* startModel(const std::shared_ptr<CaptureState>& c) {
-  c->modelId = gNextModelId.fetch_add(1, std::memory_order_relaxed) + 1;
-  auto owned = std::make_shared<Model>(c->modelId);
-  owned->setCapturing(c);
-  c->model = owned.get();
+std::shared_ptr<Model> newModel() {
+  auto owned =
+      std::make_shared<Model>(gNextModelId.fetch_add(1, std::memory_order_relaxed) + 1);
   std::lock_guard<std::mutex> lock(gMu);
   liveModels().emplace(owned.get(), owned);
+  return owned;
+}
+
+void activateCapture(const std::shared_ptr<CaptureState>& c) {
+  std::lock_guard<std::mutex> lock(gMu);
   activeCaptures().insert(c);
   gActive.fetch_add(1, std::memory_order_release);
+}
+
+Model* startModel(const std::shared_ptr<CaptureState>& c) {
+  std::shared_ptr<Model> owned = newModel();
+  c->modelId = owned->id();
+  owned->setCapturing(c);
+  c->model = owned.get();
+  activateCapture(c);
   return c->model;
 }
 
 void forgetModel(Model* model) {
-  std::lock_guard<std::mutex> lock(gMu);
-  liveModels().erase(model);
+  const std::vector<Model*> branches = model->branches();
+  {
+    std::lock_guard<std::mutex> lock(gMu);
+    liveModels().erase(model);
+  }
+  for (Model* b : branches) forgetModel(b);  // the model still holds them
 }
 
 void CaptureState::recordLocked(int lane, ModelTask task) {
@@ -159,6 +191,12 @@ Status captureEnd(Stream* stream, Model** model) {
                        "with modelEndTask and modelBuildEnd)",
                        s->name(), c->modelId);
     }
+    if (c->updating != nullptr) {
+      return makeError(ErrorCode::kInvalidUsage,
+                       "captureEnd: {} records a task group's update, not a capture (end it with "
+                       "groupUpdateEnd)",
+                       s->name());
+    }
     if (lane != 0) {
       return makeError(ErrorCode::kInvalidUsage,
                        "captureEnd: {} joined a capture through an event; end it on the stream "
@@ -184,6 +222,7 @@ Status captureEnd(Stream* stream, Model** model) {
     }
     endCapture(c);
     Model* made = c->model;
+    if (problem.empty()) problem = unfinishedBranch(tasks);
     if (problem.empty() && unjoined == 0) {
       const Status finished = made->finish(lanes, std::move(tasks));
       if (finished.ok()) {
@@ -213,7 +252,7 @@ Status captureDescribe(Stream* stream, CaptureDescription* out) {
     int lane = 0;
     std::shared_ptr<CaptureState> c = s->capture(&lane);
     *out = CaptureDescription{};
-    if (c == nullptr) return Status::Ok();
+    if (c == nullptr || c->updating != nullptr) return Status::Ok();  // an update: none
     std::lock_guard<std::mutex> lock(c->mu);
     out->status = c->problem.empty() ? CaptureStatus::kActive : CaptureStatus::kInvalidated;
     out->origin = lane == 0;
@@ -232,7 +271,7 @@ Status captureModel(Stream* stream, Model** model) {
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
     std::shared_ptr<CaptureState> c = s->capture();
-    *model = c != nullptr ? c->model : nullptr;
+    *model = c != nullptr && c->updating == nullptr ? c->model : nullptr;
     return Status::Ok();
   });
 }

@@ -18,20 +18,26 @@ namespace cohort::runtime {
 
 class Stream;
 class Model;
+class TaskGroup;
+class CondHandle;
 
 struct EventState;
+struct CondTask;
 
 /// One recorded task, by what a launch does with it: `kRun` runs `fn` as it was
 /// queued (copies, sets, callbacks); `kKernel` runs `kernel`, handed the stream it
 /// runs on; `kRecord`/`kWait` record `event` / wait for its latest record (each
 /// launch records a new generation, so streams outside the model order with every
-/// launch); `kIssue` asks `issue` at each launch what to run (the layers above).
+/// launch); `kIssue` asks `issue` at each launch what to run (the layers above);
+/// `kGroup` runs the tasks `group` holds when it gets there (they may be replaced
+/// between launches); `kCond` runs branch models as `cond` chooses.
 struct ModelTask {
   /// kActivate: start a lane of a built model that runs only once started (every
   /// lane but the head ones), at most once a launch; kAwait: such a lane's first task;
   /// kWorkEnd: lane 0 starts nothing after it (what follows waits for the other lanes).
   enum class Op {
-    kRun, kKernel, kRecord, kWait, kIssue, kLabel, kSwitch, kActivate, kAwait, kWorkEnd
+    kRun, kKernel, kRecord, kWait, kIssue, kLabel, kSwitch, kActivate, kAwait, kWorkEnd,
+    kGroup, kCond
   };
   /// kSwitch: jump to labels[*index] (the last one if out of range) in the same lane.
   struct Switch {
@@ -58,6 +64,8 @@ struct ModelTask {
   const void* label = nullptr;  // kLabel: the label set here
   std::shared_ptr<const Switch> jump;
   std::shared_ptr<Activation> activation;
+  std::shared_ptr<TaskGroup> group;
+  std::shared_ptr<const CondTask> cond;
   bool runAfterError = false;
   int lane = 0;
   const char* kind = "task";
@@ -87,6 +95,7 @@ struct ModelPlan {
   /// Compiles `tasks` (their lanes < `lanes`); kInvalidUsage if a switch's label is
   /// not set exactly once in the switch's lane.
   static Status compile(int lanes, std::vector<ModelTask> tasks,
+                        std::vector<std::shared_ptr<CondHandle>> assigns,
                         std::shared_ptr<const ModelPlan>* out);
   std::vector<ModelTask> tasks;
   std::vector<std::vector<Step>> lanes;  // an issuer has a kIssued step in every lane
@@ -95,6 +104,60 @@ struct ModelPlan {
   std::uint32_t eventSlots = 0;
   std::uint32_t issuers = 0;
   std::vector<std::vector<std::uint32_t>> jumps;  // per switch: its labels' steps in its lane
+  std::vector<std::shared_ptr<CondHandle>> assigns;  // set at the start of each launch
+};
+
+/// The tasks of a task group (captureGroupEnd), which an update replaces in stream
+/// order (groupUpdateEnd). Shared by the model's plan and by the updates queued;
+/// thread-safe. Registered (a live handle) from its making to its destruction.
+class TaskGroup {
+ public:
+  TaskGroup(std::uint32_t modelId, std::vector<ModelTask> tasks);
+  ~TaskGroup();
+  TaskGroup(const TaskGroup&) = delete;
+  TaskGroup& operator=(const TaskGroup&) = delete;
+  std::uint32_t modelId() const { return modelId_; }
+  /// The tasks now: a launch runs the list it took, whatever replaces it meanwhile.
+  std::shared_ptr<const std::vector<ModelTask>> tasks() const;
+  void replace(std::vector<ModelTask> tasks);
+
+ private:
+  const std::uint32_t modelId_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const std::vector<ModelTask>> tasks_;
+};
+
+/// A condition value in device memory (condCreate), owned by its model (and by the
+/// plans and tasks that use it); freed with the last of them, unless its device was
+/// torn down since. Thread-safe; registered (a live handle) until destroyed.
+class CondHandle {
+ public:
+  CondHandle(std::uint32_t modelId, int device, std::uint64_t resets, std::uint64_t* value,
+             std::uint64_t initial, bool assign);
+  ~CondHandle();
+  CondHandle(const CondHandle&) = delete;
+  CondHandle& operator=(const CondHandle&) = delete;
+  std::uint32_t modelId() const { return modelId_; }
+  std::uint64_t* value() const { return value_; }
+  bool assigns() const { return assign_; }
+  /// The value as the device holds it now, and the value each launch starts from.
+  std::uint64_t read() const { return __atomic_load_n(value_, __ATOMIC_ACQUIRE); }
+  void assign() const { __atomic_store_n(value_, initial_, __ATOMIC_RELEASE); }
+
+ private:
+  const std::uint32_t modelId_;
+  const int device_;
+  const std::uint64_t resets_;  // the device's teardowns when the value was allocated
+  std::uint64_t* const value_;
+  const std::uint64_t initial_;
+  const bool assign_;
+};
+
+/// A conditional task (captureCondTask): what chooses, and the branches it chooses from.
+struct CondTask {
+  std::shared_ptr<CondHandle> handle;
+  CondType type = CondType::kIf;
+  std::vector<std::shared_ptr<Model>> branches;
 };
 
 /// What one capture records. Shared by its member streams (Stream::capture_) while it
@@ -113,10 +176,16 @@ struct CaptureState {
   std::vector<ModelTask> tasks;
   std::string problem;  // non-empty: the capture broke (CaptureStatus::kInvalidated)
   Model* model = nullptr;  // made at captureBegin, registered
+  std::shared_ptr<Model> keep;  // a branch model (captureBeginInto), held while captured
   // A build (modelBuildBegin): its lanes are the bound streams, none began it.
   bool building = false;
   std::vector<bool> head;   // per lane: runs from the launch on (else activated)
   std::vector<bool> ended;  // per lane: modelEndTask was called
+  // A task group open on a lane (captureGroupBegin): its first task's index in tasks.
+  int groupLane = -1;
+  std::size_t groupFrom = 0;
+  // An update (groupUpdateBegin): its tasks replace this group's; no model is filled.
+  std::shared_ptr<TaskGroup> updating;
 
   /// Appends a task on `lane` (mu held by the caller: record() takes it).
   void recordLocked(int lane, ModelTask task);
@@ -147,7 +216,12 @@ void endCapture(const std::shared_ptr<CaptureState>& capture);
 /// Gives `capture` its id and the model it fills, registered (owned) until
 /// forgetModel; the capture counts as running (captureActive).
 Model* startModel(const std::shared_ptr<CaptureState>& capture);
-/// Drops the registry's hold on `model` (it is freed with the last hold).
+/// A new empty model with a new id, registered (owned) until forgetModel.
+std::shared_ptr<Model> newModel();
+/// Counts `capture` among the running ones (captureActive) until endCapture.
+void activateCapture(const std::shared_ptr<CaptureState>& capture);
+/// Drops the registry's hold on `model` and on its branch models (it is freed with
+/// the last hold).
 void forgetModel(Model* model);
 /// Ok if `model` is registered (then *hold, if given, keeps it alive); else
 /// kInvalidHandle naming `fn`.
@@ -183,6 +257,16 @@ class Model {
   /// Queues every task: lane 0's on `stream`, the others' on this model's streams,
   /// one stream task per lane that runs the lane's tasks in order (capture.cc).
   Status launch(Stream* stream);
+  /// As a branch of a conditional task that runs on `stream`'s worker: lane 0's tasks
+  /// run here and now, the others' are queued on this model's streams.
+  Status runInline(Stream* stream);
+
+  /// Branch models (captureCondTask) belong to the model whose task runs them, which
+  /// keeps them; condition handles made for a model likewise.
+  void adoptBranch(std::shared_ptr<Model> branch);
+  std::vector<Model*> branches() const;
+  bool isBranch() const;
+  void addCond(std::shared_ptr<CondHandle> handle);
 
  private:
   Status laneStreamsLocked(Stream* stream, std::vector<Stream*>* out);
@@ -194,6 +278,9 @@ class Model {
   int lanes_ = 1;
   std::shared_ptr<const ModelPlan> plan_;  // set by finish()
   std::string name_;
+  bool branch_ = false;  // a branch of another model's conditional task
+  std::vector<std::shared_ptr<Model>> branches_;
+  std::vector<std::shared_ptr<CondHandle>> conds_;
   std::vector<Stream*> bound_;
   // Lanes 1.. by device, made while the device had been torn down `resets` times: after
   // another teardown they are gone (and their addresses may be a new stream's).

@@ -108,6 +108,45 @@ int startedLane(const ModelTask::Activation& a) {
   return holds ? a.onTrue : a.onFalse;
 }
 
+// A kernel, copy, set or callback of a model.
+Status runTask(const ModelTask& t, Stream* s) {
+  if (t.op != ModelTask::Op::kKernel) return t.fn();
+  ComputeScope computing;  // as launchKernel's tasks do
+  return t.kernel(s);
+}
+
+// The group's tasks as they are when the launch gets there; the first failure ends it.
+Status runGroup(const TaskGroup& group, Stream* s) {
+  const std::shared_ptr<const std::vector<ModelTask>> tasks = group.tasks();
+  for (const ModelTask& t : *tasks) COHORT_RETURN_IF_ERROR(runTask(t, s));
+  return Status::Ok();
+}
+
+// The branch the value chooses, or -1 (CondTask's rules, cohort/runtime_capture.h).
+int chosenBranch(const CondTask& c, std::uint64_t value) {
+  switch (c.type) {
+    case CondType::kIf: return value != 0 ? 0 : c.branches.size() > 1 ? 1 : -1;
+    case CondType::kWhile: return value != 0 ? 0 : -1;
+    case CondType::kSwitch: return value < c.branches.size() ? static_cast<int>(value) : -1;
+  }
+  return -1;
+}
+
+// Runs the chosen branch where the task stands; a while task reads its value again
+// after each round, which the branch's own work has finished by then.
+Status runCond(const CondTask& c, Stream* s) {
+  const std::uint64_t interruptions = s->interruptions();
+  for (;;) {
+    const int chosen = chosenBranch(c, c.handle->read());
+    if (chosen < 0) return Status::Ok();
+    COHORT_RETURN_IF_ERROR(c.branches[static_cast<std::size_t>(chosen)]->runInline(s));
+    if (c.type != CondType::kWhile) return Status::Ok();
+    if (s->interruptions() != interruptions || s->retiring()) {  // an endless loop ends so
+      return makeError(ErrorCode::kAborted, "{}: a while task of a model was aborted", s->name());
+    }
+  }
+}
+
 // The stream task of one lane: its steps in order, as the stream would have run them
 // one task each. It runs after errors (its event records must complete): on a stream
 // that failed before it, or that an abort dropped it from, nothing else of it runs.
@@ -123,6 +162,9 @@ Status runLane(const LaunchProgram& p, std::size_t lane, Stream* s) {
   // the end of its work; given up, it only completes its event records, with an error.
   bool starter = !steps.empty() && steps.front().op != Op::kAwait;
   bool givenUp = false;
+  if (lane == 0 && failure.ok()) {
+    for (const std::shared_ptr<CondHandle>& h : plan.assigns) h->assign();
+  }
   for (std::size_t pc = 0; pc < steps.size(); ++pc) {
     const ModelPlan::Step& step = steps[pc];
     if (step.task > p.stopAt) break;  // the launch ended there
@@ -180,8 +222,12 @@ Status runLane(const LaunchProgram& p, std::size_t lane, Stream* s) {
         break;
       }
       case Op::kWait: {
+        // Generation 0: never recorded, nothing to wait for; an external event waits
+        // for its flag whatever the generation.
         const std::uint64_t generation = p.generations[step.slot];
-        if (generation != 0 && failure.ok()) failure = s->waitInTask(t.event, generation);
+        if ((generation != 0 || t.event->external) && failure.ok()) {
+          failure = s->waitInTask(t.event, generation);
+        }
         break;
       }
       case Op::kIssued:
@@ -191,13 +237,9 @@ Status runLane(const LaunchProgram& p, std::size_t lane, Stream* s) {
         break;
       case Op::kTask: {
         if (!failure.ok() && !t.runAfterError) break;
-        Status r;
-        if (t.op == ModelTask::Op::kKernel) {
-          ComputeScope computing;
-          r = t.kernel(s);
-        } else {
-          r = t.fn();
-        }
+        Status r = t.op == ModelTask::Op::kGroup ? runGroup(*t.group, s)
+                   : t.op == ModelTask::Op::kCond  ? runCond(*t.cond, s)
+                                                   : runTask(t, s);
         if (failure.ok()) failure = std::move(r);
         break;
       }
@@ -269,24 +311,13 @@ class LaunchBuilder final : public LaunchContext {
   std::size_t lane_ = 0;
 };
 
-}  // namespace
-
 // The host's part of a launch is small: an event generation per record and wait, and
 // the issuers' calls; the plan's tasks run from the lanes' stream tasks.
-Status Model::launch(Stream* stream) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!complete_) {
-    return makeError(ErrorCode::kInvalidUsage, "model {} {}", id_,
-                     capturing_ == nullptr ? "was never completed (its capture or build broke "
-                                             "or was given up)"
-                     : capturing_->building ? "is still being built (modelBuildEnd)"
-                                            : "is still being captured");
-  }
-  std::vector<Stream*> lanes;
-  COHORT_RETURN_IF_ERROR(laneStreamsLocked(stream, &lanes));
-  const ModelPlan& plan = *plan_;
+Status prepareLaunch(const std::shared_ptr<const ModelPlan>& planHeld,
+                     const std::vector<Stream*>& lanes, std::shared_ptr<LaunchProgram>* out) {
+  const ModelPlan& plan = *planHeld;
   auto program = std::make_shared<LaunchProgram>();
-  program->plan = plan_;
+  program->plan = planHeld;
   program->generations.assign(plan.eventSlots, 0);
   program->starts = std::make_unique<LaneStart[]>(plan.lanes.size());
   for (const std::vector<ModelPlan::Step>& steps : plan.lanes) {
@@ -321,9 +352,16 @@ Status Model::launch(Stream* stream) {
   for (std::size_t k = plan.issuers; k-- > 0;) {  // issuers an error kept from adding
     if (program->addedFrom[k] == kUnset) program->addedFrom[k] = program->addedFrom[k + 1];
   }
-  // Queued even after an issuer's error: what the launch gave so far must run (a
-  // collective it numbered, an event record others may wait for).
-  for (std::size_t l = 0; l < lanes.size(); ++l) {
+  *out = std::move(program);
+  return status;
+}
+
+// Queues the lanes from `first` on: even after an issuer's error, what the launch gave
+// so far must run (a collective it numbered, an event record others may wait for).
+void queueLanes(const std::shared_ptr<LaunchProgram>& program, const std::vector<Stream*>& lanes,
+                std::size_t first) {
+  const ModelPlan& plan = *program->plan;
+  for (std::size_t l = first; l < lanes.size(); ++l) {
     if (plan.lanes[l].empty()) continue;
     auto task = [program, l, s = lanes[l]] { return runLane(*program, l, s); };
     // A joined lane begins with its wait for the lane that forked it: its worker,
@@ -337,7 +375,43 @@ Status Model::launch(Stream* stream) {
       lanes[l]->enqueue(std::move(task), /*runAfterError=*/true, "model");
     }
   }
+}
+
+}  // namespace
+
+Status Model::launch(Stream* stream) {
+  std::shared_ptr<LaunchProgram> program;
+  std::vector<Stream*> lanes;
+  Status status;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!complete_) {
+      return makeError(ErrorCode::kInvalidUsage, "model {} {}", id_,
+                       capturing_ == nullptr ? "was never completed (its capture or build broke "
+                                               "or was given up)"
+                       : capturing_->building ? "is still being built (modelBuildEnd)"
+                                              : "is still being captured");
+    }
+    COHORT_RETURN_IF_ERROR(laneStreamsLocked(stream, &lanes));
+    status = prepareLaunch(plan_, lanes, &program);
+    queueLanes(program, lanes, 0);
+  }
   return status;
+}
+
+Status Model::runInline(Stream* stream) {
+  std::shared_ptr<LaunchProgram> program;
+  std::vector<Stream*> lanes;
+  Status status;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Complete: its parent's capture ended only after it had.
+    COHORT_RETURN_IF_ERROR(laneStreamsLocked(stream, &lanes));
+    status = prepareLaunch(plan_, lanes, &program);
+    queueLanes(program, lanes, 1);
+  }
+  Status ran = program->plan->lanes[0].empty() ? Status::Ok() : runLane(*program, 0, stream);
+  return status.ok() ? ran : status;
 }
 
 }  // namespace cohort::runtime

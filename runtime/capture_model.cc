@@ -39,6 +39,7 @@ void Model::setCapturing(std::shared_ptr<CaptureState> capture) {
 }
 
 Status ModelPlan::compile(int lanes, std::vector<ModelTask> tasks,
+                          std::vector<std::shared_ptr<CondHandle>> assigns,
                           std::shared_ptr<const ModelPlan>* out) {
   auto plan = std::make_shared<ModelPlan>();
   plan->lanes.resize(static_cast<std::size_t>(lanes));
@@ -105,13 +106,21 @@ Status ModelPlan::compile(int lanes, std::vector<ModelTask> tasks,
     }
   }
   plan->tasks = std::move(tasks);
+  plan->assigns = std::move(assigns);
   *out = std::move(plan);
   return Status::Ok();
 }
 
 Status Model::finish(int lanes, std::vector<ModelTask> tasks) {
+  std::vector<std::shared_ptr<CondHandle>> assigns;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const std::shared_ptr<CondHandle>& h : conds_) {
+      if (h->assigns()) assigns.push_back(h);
+    }
+  }
   std::shared_ptr<const ModelPlan> plan;
-  COHORT_RETURN_IF_ERROR(ModelPlan::compile(lanes, std::move(tasks), &plan));
+  COHORT_RETURN_IF_ERROR(ModelPlan::compile(lanes, std::move(tasks), std::move(assigns), &plan));
   std::lock_guard<std::mutex> lock(mu_);
   capturing_.reset();
   complete_ = true;
@@ -141,6 +150,32 @@ bool Model::unbind(Stream* stream) {
   if (it == bound_.end()) return false;
   bound_.erase(it);
   return true;
+}
+
+void Model::adoptBranch(std::shared_ptr<Model> branch) {
+  {
+    std::lock_guard<std::mutex> lock(branch->mu_);
+    branch->branch_ = true;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  branches_.push_back(std::move(branch));
+}
+
+std::vector<Model*> Model::branches() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Model*> out;
+  for (const std::shared_ptr<Model>& b : branches_) out.push_back(b.get());
+  return out;
+}
+
+bool Model::isBranch() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return branch_;
+}
+
+void Model::addCond(std::shared_ptr<CondHandle> handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  conds_.push_back(std::move(handle));
 }
 
 bool Model::complete() const {
@@ -202,6 +237,12 @@ Status modelDestroy(Model* model) {
   return apiCall([&](DeviceManager&) {
     std::shared_ptr<Model> hold;
     COHORT_RETURN_IF_ERROR(needModel(model, "modelDestroy", &hold));
+    if (model->isBranch()) {
+      return makeError(ErrorCode::kInvalidArgument,
+                       "modelDestroy: model {} is a branch of a conditional task; it is freed "
+                       "with the model that holds the task",
+                       model->id());
+    }
     if (std::shared_ptr<CaptureState> c = model->capturing(); c != nullptr) {
       if (!c->building) {
         return makeError(ErrorCode::kInvalidUsage,

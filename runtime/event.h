@@ -38,6 +38,11 @@ struct EventState {
   // Set for an IPC event (ipc_event.h): its records and waits go through memory
   // shared with other processes instead of the fields above.
   std::shared_ptr<IpcEvent> ipc;
+  // An external event (eventCreateExternal) is a flag: set while a record completed
+  // after the latest reset, which leaves `floor` at the completions so far. Fixed at
+  // creation, before the event is shared.
+  bool external = false;
+  std::atomic<std::uint64_t> floor{0};
 
   /// Runs on the recording stream's worker; tells the listeners.
   void complete(std::uint64_t generation, Status streamError, const std::string& streamName);
@@ -45,6 +50,12 @@ struct EventState {
   void removeListener(Stream* s);
   bool done(std::uint64_t generation) const {
     return completed.load(std::memory_order_acquire) >= generation;
+  }
+  /// What a wait for `generation` waits for: that record, or for an external event a
+  /// record after its latest reset (the generation does not matter).
+  bool reached(std::uint64_t generation) const {
+    if (!external) return done(generation);
+    return completed.load(std::memory_order_acquire) > floor.load(std::memory_order_acquire);
   }
 };
 

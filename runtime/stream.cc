@@ -128,7 +128,7 @@ void Stream::enqueueAfter(std::function<Status()> task, const char* kind,
   {
     std::lock_guard<std::mutex> lock(event->mu);
     ++event->listeners[this];
-    done = event->done(generation);
+    done = event->reached(generation);
   }
   if (done) workWord_.notifyAll();
 }
@@ -163,7 +163,7 @@ Status Stream::waitForEvent(const std::shared_ptr<EventState>& event, std::uint6
   const long timeoutMs = eventWaitTimeoutMs();
   const Deadline deadline =
       timeoutMs == 0 ? Deadline::never() : Deadline::after(std::chrono::milliseconds(timeoutMs));
-  auto ready = [&] { return event->done(generation); };
+  auto ready = [&] { return event->reached(generation); };
   const std::uint64_t interruptions = this->interruptions();
   auto queuedBehind = [&] {
     return enqueued_.load(std::memory_order_acquire) > completed_.load(std::memory_order_acquire) + 1;
@@ -211,7 +211,7 @@ Status Stream::lazyDone(std::uint64_t target) const {
   if (failed() && skipping) return error_;
   if (index >= target) return failed() ? error_ : Status::Ok();
   auto check = [&](const Task& t) -> Status {
-    if (!t.waitOn || !t.waitOn->done(t.waitGeneration)) return Status(ErrorCode::kNotReady, "");
+    if (!t.waitOn || !t.waitOn->reached(t.waitGeneration)) return Status(ErrorCode::kNotReady, "");
     if (!t.waitOn->failed.load(std::memory_order_acquire)) return Status::Ok();
     // Running on after errors, the stream reports each once: its worker records this
     // one, which the synchronize that returns it then clears.

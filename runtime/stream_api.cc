@@ -30,7 +30,8 @@ void recordOn(Stream* s, const std::shared_ptr<EventState>& state) {
 // Queues on s a wait for the event's latest record, if it has one.
 void waitOn(Stream* s, const std::shared_ptr<EventState>& state) {
   const std::uint64_t generation = state->recorded.load();
-  if (generation != 0) s->enqueueWait(state, generation);  // never recorded: nothing to wait for
+  // Never recorded: nothing to wait for (an external event waits to be set).
+  if (generation != 0 || state->external) s->enqueueWait(state, generation);
 }
 
 }  // namespace
@@ -55,7 +56,8 @@ Status captureEventRecord(Stream* s, const std::shared_ptr<EventState>& state, b
     laneTask = c->laneTasks[static_cast<std::size_t>(lane)];
   }
   std::lock_guard<std::mutex> lock(state->mu);
-  state->captured = external ? CapturedRecord{} : CapturedRecord{c, lane, laneTask};
+  state->captured =
+      external || state->external ? CapturedRecord{} : CapturedRecord{c, lane, laneTask};
   return Status::Ok();
 }
 
@@ -307,6 +309,17 @@ Status eventCreate(Event** event) {
   });
 }
 
+Status eventCreateExternal(Event** event) {
+  return apiCall([&](DeviceManager& m) {
+    if (event == nullptr) {
+      return Status(ErrorCode::kInvalidArgument, "eventCreateExternal: null output");
+    }
+    COHORT_RETURN_IF_ERROR(m.createEvent(event));
+    (*event)->state()->external = true;  // before anyone else sees it
+    return Status::Ok();
+  });
+}
+
 Status eventDestroy(Event* event) {
   return apiCall([&](DeviceManager& m) { return m.destroyEvent(event); });
 }
@@ -390,6 +403,10 @@ Status eventReset(Event* event) {
     const auto& state = event->state();
     if (state->ipc) return ipcEventUnsupported("eventReset");
     std::lock_guard<std::mutex> lock(state->mu);
+    if (state->external) {  // a flag: cleared, its records kept
+      state->floor.store(state->completed.load());
+      return Status::Ok();
+    }
     state->recorded.store(0);
     state->completed.store(0);
     state->error = Status();

@@ -247,17 +247,18 @@ Status streamWaitEventFor(Stream* stream, Event* event, long timeoutMs) {
     }
     if (state->ipc) return ipcEventWait(s, state, timeoutMs);
     const std::uint64_t generation = state->recorded.load();
-    if (generation == 0) return Status::Ok();  // never recorded: nothing to wait for
+    // Never recorded: nothing to wait for (an external event waits to be set).
+    if (generation == 0 && !state->external) return Status::Ok();
     auto count = std::make_shared<TimedWaitCount>(state);
     WaitTask task;
     task.ready = [state, generation](long sleepUs) {
-      if (state->done(generation)) return true;
+      if (state->reached(generation)) return true;
       if (sleepUs <= 0) return false;
       const std::uint32_t seen = state->word.snapshot();
-      if (!state->done(generation)) {
+      if (!state->reached(generation)) {
         state->word.sleep(seen, Deadline::after(std::chrono::microseconds(sleepUs)));
       }
-      return state->done(generation);
+      return state->reached(generation);
     };
     task.then = [state, count, waiter = s->name()]() -> Status {
       if (!state->failed.load(std::memory_order_acquire)) return Status::Ok();

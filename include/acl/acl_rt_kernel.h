@@ -373,7 +373,7 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchSIMTKernelWithHostArgs(
     aclrtLaunchKernelCfg* cfg, void* hostArgs, size_t argsSize,
     aclrtPlaceHolderInfo* placeHolderArray, size_t placeHolderNum);
 
-/* ---- Model run instances: not supported ------------------------------------------ */
+/* ---- Model run instances: capture, build, task groups, conditional tasks --------- */
 
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode);
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureGetInfo(aclrtStream stream,

@@ -25,8 +25,9 @@ class Model;  // opaque; made by captureBegin, complete after captureEnd
 // model queues on the stream given one task that runs lane 0's recorded tasks in
 // their order (each joined lane likewise, on a stream the model owns), each event
 // record a new generation: the host issues a whole model for the price of a few
-// tasks, and never waits, like any enqueue. A model is immutable; launching it from
-// several threads at once is safe.
+// tasks, and never waits, like any enqueue. A model is immutable but for its task
+// groups' tasks, which updates replace (below); launching it from several threads at
+// once is safe.
 
 enum class CaptureMode {
   kGlobal = 0,       ///< unsafe calls are refused in every thread while it captures
@@ -162,6 +163,67 @@ struct ModelDescription {
 Status modelDescribe(Model* model, ModelDescription* out);
 /// Names the model (the last name given counts), for printing it.
 Status modelSetName(Model* model, std::string name);
+
+// ---- Task groups (CANN's aclmdlRICaptureTaskGrpBegin ... TaskUpdateEnd) ------------
+//
+// Tasks a capture records between captureGroupBegin and captureGroupEnd on one stream
+// form a group whose tasks can be replaced after the capture: what is queued on
+// another (not capturing) stream between groupUpdateBegin and groupUpdateEnd is
+// recorded, not run, and takes the group's place when the update stream gets there
+// (stream order, like any task). Launches look the group up when they reach it.
+
+class TaskGroup;  // opaque; made by captureGroupEnd, freed with its model
+
+/// Opens a group on a capturing stream (one group at a time per capture).
+Status captureGroupBegin(Stream* stream);
+/// Closes the group opened on `stream`. kInvalidUsage if none is, or another stream
+/// of the capture recorded tasks meanwhile; kNotSupported if a task of the group is
+/// not a kernel, copy or set.
+Status captureGroupEnd(Stream* stream, TaskGroup** group);
+/// Starts recording on `stream` (which must not capture) the tasks that replace
+/// `group`'s.
+Status groupUpdateBegin(Stream* stream, TaskGroup* group);
+/// Ends the update begun on `stream` and queues the replacement on it. No task: the
+/// group stays as it is. kInvalidUsage if the tasks differ from the group's in number
+/// or kind (the group stays as it is).
+Status groupUpdateEnd(Stream* stream);
+
+// ---- Conditional tasks (CANN's aclmdlRICondHandleCreate ... AddCondTask) -----------
+//
+// A conditional task runs one of its branch models (kIf, kSwitch) or one repeatedly
+// (kWhile), chosen by a 64-bit value in device memory read when the task runs: kIf
+// runs branch 0 if the value is not 0, else branch 1 (if given); kWhile runs its
+// branch while the value is not 0 (read before each round); kSwitch runs branch
+// `value` (none past the last). Branches are models made empty by captureCondTask and
+// filled by a capture begun with captureBeginInto; they are freed with the model that
+// holds the task (modelDestroy refuses them).
+
+class CondHandle;  // opaque; made by condCreate, freed with its model
+enum class CondType { kIf = 0, kWhile = 1, kSwitch = 2 };
+
+/// A condition value (8 bytes of device memory of the current device) for tasks of
+/// `model`, which a capture fills now. `assignEachLaunch`: every launch of the model
+/// sets it to `initial` before its first task.
+Status condCreate(Model* model, std::uint64_t initial, bool assignEachLaunch,
+                  CondHandle** handle);
+/// The device address of the handle's value (valid until its model is destroyed).
+Status condValue(CondHandle* handle, std::uint64_t** value);
+/// Records on a capturing stream a conditional task on `handle` (of the model this
+/// capture fills) with `branches` branch models, made here and written to `models`.
+/// kInvalidArgument for a branch count the type does not take (kIf: 1 or 2, kWhile:
+/// 1, kSwitch: at least 1).
+Status captureCondTask(Stream* stream, CondHandle* handle, CondType type, std::size_t branches,
+                       Model** models);
+/// Starts recording `stream` into `model`, a branch model that is neither captured
+/// nor being captured; captureEnd ends it as any capture.
+Status captureBeginInto(Stream* stream, Model* model, CaptureMode mode);
+
+/// An event whose records set a flag that resets clear (CANN's ACL_EVENT_EXTERNAL):
+/// a wait on it, in a model or on a stream, waits until it is set, whether recorded
+/// before the wait was queued or after. A stream that waits on it while it is recorded
+/// in a capture does not join the capture. Query and synchronize see its latest
+/// record, as for any event.
+Status eventCreateExternal(Event** event);
 
 /// eventRecord for streams outside a model: on a capturing stream the record is
 /// recorded (every launch records the event), and a stream that waits on it does not

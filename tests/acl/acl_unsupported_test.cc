@@ -40,7 +40,7 @@ TEST_F(AclUnsupportedTest, DeviceBinariesCannotBeLoadedOrLaunched) {
 TEST_F(AclUnsupportedTest, UpdatedModelsDumpAndSnapshots) {
   aclmdlRI model = nullptr;
   EXPECT_NOT_SUPPORTED(aclmdlRIUpdate(model), "aclmdlRIUpdate");
-  EXPECT_NOT_SUPPORTED(aclmdlRICaptureTaskGrpBegin(nullptr), "aclmdlRICaptureTaskGrpBegin");
+  EXPECT_NOT_SUPPORTED(aclmdlRITaskDisable(nullptr), "aclmdlRITaskDisable");
   EXPECT_NOT_SUPPORTED(aclrtCacheLastTaskOpInfo("info", 4), "aclrtCacheLastTaskOpInfo");
   EXPECT_NOT_SUPPORTED(aclmdlInitDump(), "aclmdlInitDump");
   EXPECT_NOT_SUPPORTED(aclmdlSetDump("/tmp/dump.json"), "aclmdlSetDump");
