@@ -10,8 +10,8 @@
 namespace cohort::acltest {
 namespace {
 
-constexpr std::size_t kCount = 1001;  // odd, not a multiple of any vector width
-constexpr std::size_t kBytes = kCount * sizeof(float);
+constexpr std::size_t kValues = 1001;  // odd, not a multiple of any vector width
+constexpr std::size_t kValueBytes = kValues * sizeof(float);
 
 runtime::Stream* rtStream(aclrtStream s) { return static_cast<runtime::Stream*>(s); }
 
@@ -19,8 +19,8 @@ class AclModelControlTest : public AclDevice0StreamTest {
  protected:
   void SetUp() override {
     AclDevice0StreamTest::SetUp();
-    ASSERT_ACL_OK(aclrtMalloc(&dev_, kBytes, ACL_MEM_MALLOC_HUGE_FIRST));
-    ASSERT_ACL_OK(aclrtMemset(dev_, kBytes, 0, kBytes));
+    ASSERT_ACL_OK(aclrtMalloc(&dev_, kValueBytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    ASSERT_ACL_OK(aclrtMemset(dev_, kValueBytes, 0, kValueBytes));
     ASSERT_ACL_OK(aclrtCreateStream(&other_));
   }
   void TearDown() override {
@@ -36,17 +36,18 @@ class AclModelControlTest : public AclDevice0StreamTest {
   // Queues a kernel that adds `value` to every element of the buffer.
   void add(aclrtStream stream, float value) {
     ASSERT_OK(runtime::launchKernel(rtStream(stream), [p = data(), value](runtime::Stream*) {
-      for (std::size_t i = 0; i < kCount; ++i) p[i] += value;
+      for (std::size_t i = 0; i < kValues; ++i) p[i] += value;
       return Status::Ok();
     }));
   }
   // Whether every element is `want` (the first wrong one is reported).
   ::testing::AssertionResult holds(float want) {
-    std::vector<float> host(kCount);
-    if (aclrtMemcpy(host.data(), kBytes, dev_, kBytes, ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS) {
+    std::vector<float> host(kValues);
+    if (aclrtMemcpy(host.data(), kValueBytes, dev_, kValueBytes, ACL_MEMCPY_DEVICE_TO_HOST) !=
+        ACL_SUCCESS) {
       return ::testing::AssertionFailure() << "cannot read the buffer";
     }
-    for (std::size_t i = 0; i < kCount; ++i) {
+    for (std::size_t i = 0; i < kValues; ++i) {
       if (host[i] != want) {
         return ::testing::AssertionFailure()
                << "element " << i << ": " << host[i] << ", want " << want;
@@ -181,7 +182,7 @@ TEST_F(AclModelControlTest, EachTaskGroupCallNamesItsMisuse) {
   EXPECT_ACL_ERROR(aclmdlRICaptureTaskUpdateEnd(other_), ACL_ERROR_INVALID_PARAM,
                    "the group of model");
   ASSERT_ACL_OK(aclmdlRICaptureTaskUpdateBegin(other_, group));
-  ASSERT_ACL_OK(aclrtMemsetAsync(dev_, kBytes, 0, kBytes, other_));
+  ASSERT_ACL_OK(aclrtMemsetAsync(dev_, kValueBytes, 0, kValueBytes, other_));
   EXPECT_ACL_ERROR(aclmdlRICaptureTaskUpdateEnd(other_), ACL_ERROR_INVALID_PARAM, "(kernel)");
   EXPECT_ACL_ERROR(aclmdlRICaptureTaskUpdateEnd(other_), ACL_ERROR_INVALID_PARAM,
                    "records no task group update");
@@ -347,7 +348,7 @@ TEST_F(AclCondTest, ABranchMayForkAndJoinStreams) {
   ASSERT_ACL_OK(aclrtStreamWaitEvent(side, fork));
   ASSERT_OK(runtime::launchKernel(rtStream(side), [p = data()](runtime::Stream*) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // late, if not waited for
-    for (std::size_t i = 0; i < kCount; ++i) p[i] *= 3.0f;
+    for (std::size_t i = 0; i < kValues; ++i) p[i] *= 3.0f;
     return Status::Ok();
   }));
   ASSERT_ACL_OK(aclrtRecordEvent(join, side));
