@@ -89,6 +89,25 @@ std::string Communicator::Impl::failureKey(int r) const {
   return fmt::format("{}/failed/{}", prefix, r);
 }
 
+bool Communicator::Impl::leftByAbort(int r) const {
+  transport::Bytes note;
+  Status cause;
+  return store_->peek(failureKey(r), &note, Deadline::after(kNoteReplyWait)).ok() &&
+         decodeNote(note, &cause) && cause.code() == ErrorCode::kAborted;
+}
+
+void Communicator::Impl::noteAbort() {
+  if (store_ == nullptr) return;
+  const Status aborted(ErrorCode::kAborted,
+                       fmt::format("rank {} aborted its communicator", rank));
+  Status wrote = store_->setBefore(failureKey(rank), encodeNote(aborted),
+                                   Deadline::after(kNoteWriteLimit));
+  if (!wrote.ok()) {
+    COHORT_LOG(kInfo, "collective", "rank {}: could not leave a note of its abort: {}", rank,
+               wrote.toString());
+  }
+}
+
 Status Communicator::Impl::spreadFailure(Status s, Deadline opDeadline) {
   if (failureSpread_) return s;
   failureSpread_ = true;

@@ -54,6 +54,11 @@ class Communicator::Impl {
   Status runOp(const collective::OpDesc& op, std::uint64_t historyId);
   Status validate(const collective::OpDesc& op, runtime::Stream* stream) const;
   Status split(int color, int key, std::unique_ptr<Impl>* out);
+  /// The survivors' agreement on the failed ranks (comm_shrink.cc); made once, then
+  /// the same answer.
+  Status agreeOnFailures(std::vector<int>* failed);
+  /// A communicator of the ranks outside `failed`, made through the store.
+  Status createSurvivors(const std::vector<int>& failed, std::unique_ptr<Impl>* out);
   /// Communicator::finalize(); the destructor calls it too.
   Status finalize();
   void abort();
@@ -102,6 +107,11 @@ class Communicator::Impl {
   /// others, and every connection ended (comm_failure.cc). Returns the error.
   Status spreadFailure(Status s, Deadline opDeadline);
   std::string failureKey(int r) const;
+  /// Whether rank r's failure note says it aborted (it stopped for good).
+  bool leftByAbort(int r) const;
+  /// Leaves this rank's note that it aborted (for the survivors' agreement), unless
+  /// it left one already.
+  void noteAbort();
   Status runAlgorithm(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
   Status runSchedule(const collective::OpDesc& op, collective::Algo algo, Deadline deadline);
   Status runSendRecv(const collective::OpDesc& op, Deadline deadline);
@@ -197,6 +207,7 @@ class Communicator::Impl {
   ScheduleKey scheduleKey_;
   collective::Schedule schedule_;
   int splits_ = 0;
+  std::optional<std::vector<int>> agreedFailed_;  // the user's thread, like enqueue()
   std::map<std::string, int> subComms_;  // sub-communicators made per rank list
   collective::DeviceArea scratch_{"communicator scratch memory"};
   collective::DeviceArea stage_{"communicator staging memory"};

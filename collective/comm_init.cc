@@ -236,7 +236,9 @@ Status Communicator::Impl::split(int color, int key, std::unique_ptr<Impl>* out)
   return Status::Ok();
 }
 
-void Communicator::Impl::abort() { aborted_.store(true); }
+void Communicator::Impl::abort() {
+  if (!aborted_.exchange(true)) noteAbort();
+}
 
 Status Communicator::Impl::asyncError() const {
   if (!firstError_.failed.load(std::memory_order_acquire)) return Status::Ok();

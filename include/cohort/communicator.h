@@ -145,6 +145,27 @@ class Communicator {
   /// same list; the others must not).
   Status subCommunicator(const std::vector<int>& ranks, std::unique_ptr<Communicator>* out);
 
+  // ---- Surviving failed ranks ----
+  //
+  // After a rank died, aborted or left, the others agree on who failed and carry on
+  // as a smaller communicator, without being told who failed. The agreement goes
+  // through the store the communicator was made with, which must outlive the failed
+  // ranks (cohortrun's, or a root info's server in a surviving process, or the
+  // memory of ranks as threads; a torchrun-style job's store is rank 0's).
+
+  /// The ranks the survivors agree failed, ascending, in this communicator's
+  /// numbering (empty if none did). Every survivor calls it or shrink(): the first
+  /// of the two waits until every rank has joined the agreement or is proven gone
+  /// (its process on this node ended, or it aborted), at most the exec timeout for
+  /// a rank that is neither (then it counts as failed). kRemoteError if the
+  /// survivors excluded this rank (it joined too late); kUnavailable if the store
+  /// is gone.
+  Status failedRanks(std::vector<int>* ranks);
+  /// A communicator of the survivors, ranked in their old order, with connections
+  /// of its own and every collective. Every survivor calls it; it returns once all
+  /// of them have joined it. This communicator stays failed (destroy it).
+  Status shrink(std::unique_ptr<Communicator>* out);
+
   /// Fails pending and future operations of this rank with kAborted (the one in
   /// flight within 1 s, on every transport); peers see a remote error once this
   /// rank stops taking part. Any thread.

@@ -1,11 +1,13 @@
 // Failures that need short timeouts and small devices (set for this binary):
 // link setup and execution timeouts (HCCL_E_TIMEOUT), device memory exhausted
-// during an operation (HCCL_E_OOM), and an aborted communicator (HCCL_E_INTERNAL).
+// during an operation (HCCL_E_OOM), an aborted communicator (HCCL_E_INTERNAL), and
+// the survivors of a rank that left shrinking past it (hccl/hccl_cohort.h).
 #include <cstring>
 #include <thread>
 #include <vector>
 
 #include "hccl/comm_registry.h"
+#include "hccl/hccl_cohort.h"
 #include "hccl_test_util.h"
 
 namespace {
@@ -94,6 +96,63 @@ TEST(HcclFault, AnAbortedCommunicatorIsAnInternalError) {
   EXPECT_HCCL(HcclBarrier(comm[0], s), HCCL_E_INTERNAL, "aborted");
   EXPECT_EQ(HcclCommDestroy(comm[0]), HCCL_SUCCESS);
   EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+}
+
+// Rank 2 of 3 aborts and leaves while its process (these threads') lives on: ranks 0
+// and 1 see their allreduce fail, agree on rank 2 without being told, shrink to two
+// ranks in their old order and allreduce every element of an odd count.
+TEST(HcclFault, SurvivorsShrinkPastARankThatAborted) {
+  constexpr int kRanks = 3;
+  constexpr std::size_t n = 1001;
+  HcclComm comms[kRanks] = {};
+  int32_t devices[kRanks] = {0, 1, 2};
+  ASSERT_HCCL_OK(HcclCommInitAll(kRanks, devices, comms));
+  runRanks(kRanks, [&](int r) {
+    ASSERT_ACL_OK(aclrtSetDevice(r));
+    if (r == 2) {
+      cohort::hccl::CommRegistry::get().find(comms[2])->comm->abort();
+      EXPECT_EQ(HcclCommDestroy(comms[2]), HCCL_SUCCESS);
+      return;
+    }
+    aclrtStream s = nullptr;
+    ASSERT_ACL_OK(aclrtCreateStream(&s));
+    DeviceBuffer buf(n * 4);
+    HcclResult sent =
+        HcclAllReduce(buf.get(), buf.get(), n, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, comms[r], s);
+    EXPECT_TRUE(sent != HCCL_SUCCESS || aclrtSynchronizeStream(s) != ACL_SUCCESS) << "rank " << r;
+    uint32_t failed[4] = {9, 9, 9, 9};
+    uint32_t count = 0;
+    ASSERT_HCCL_OK(CohortCommGetFailedRanks(comms[r], nullptr, 0, &count));
+    EXPECT_EQ(count, 1u);
+    ASSERT_HCCL_OK(CohortCommGetFailedRanks(comms[r], failed, 4, &count));
+    EXPECT_EQ(failed[0], 2u);
+    EXPECT_EQ(failed[1], 9u);
+    HcclComm shrunk = nullptr;
+    ASSERT_HCCL_OK(CohortCommShrink(comms[r], &shrunk));
+    uint32_t size = 0, rank = 9;
+    ASSERT_HCCL_OK(HcclGetRankSize(shrunk, &size));
+    ASSERT_HCCL_OK(HcclGetRankId(shrunk, &rank));
+    EXPECT_EQ(size, 2u);
+    EXPECT_EQ(rank, static_cast<uint32_t>(r));
+    aclrtStream fresh = nullptr;  // s keeps the failure it reported
+    ASSERT_ACL_OK(aclrtCreateStream(&fresh));
+    std::vector<int32_t> mine(n);
+    for (std::size_t i = 0; i < n; ++i) mine[i] = (r + 1) * 100000 + static_cast<int32_t>(i);
+    buf.upload(mine);
+    ASSERT_HCCL_OK(HcclAllReduce(buf.get(), buf.get(), n, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM,
+                                 shrunk, fresh));
+    ASSERT_ACL_OK(aclrtSynchronizeStream(fresh));
+    const std::vector<int32_t> got = buf.download<int32_t>(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(got[i], 300000 + 2 * static_cast<int32_t>(i)) << "rank " << r << " [" << i << "]";
+    }
+    EXPECT_HCCL(CohortCommShrink(comms[r], nullptr), HCCL_E_PTR, "newComm");
+    EXPECT_EQ(HcclCommDestroy(shrunk), HCCL_SUCCESS);
+    (void)HcclCommDestroy(comms[r]);  // failed: its finalize reports the failure
+    (void)aclrtSynchronizeStream(s);
+    EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyStream(fresh), ACL_SUCCESS);
+  });
 }
 
 }  // namespace

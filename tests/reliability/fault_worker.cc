@@ -10,11 +10,17 @@
 //   fault_worker table PATH RANK join from a rank table, one allreduce
 //   fault_worker skew            a rank of another Cohort version: joins the bootstrap
 //                                with its versions bumped, nothing more
+//   fault_worker shrink BYTES    allreduce BYTES in place until an error, then agree on
+//                                the failed ranks, shrink, and check 100 allreduces of
+//                                the survivors (FAULT_WORKER_ABORT_AT=N: this rank aborts
+//                                and destroys its communicator after N iterations, and
+//                                stays alive a while)
 // Prints "rank R: <what> FAILED code=N ...: <error>" and exits 4 (init) or 7 (an
 // operation) on failure, "rank R: <mode> OK" and 0 on success.
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +29,7 @@
 
 #include "cohort/communicator.h"
 #include "cohort/version.h"
+#include "common/error.h"
 #include "transport/bootstrap.h"
 #include "transport/handshake.h"
 #include "transport/jobenv/job_env.h"
@@ -71,6 +78,76 @@ int loop(Communicator& comm, std::size_t bytes) {
     }
     std::fflush(stdout);
   }
+}
+
+// Rank `oldRank`'s input element i of check `k` after the shrink.
+float shrunkInput(int oldRank, std::size_t i, int k) {
+  return static_cast<float>((oldRank + 1) * 1000 + static_cast<int>(i % 101) + k);
+}
+
+int shrinkAfterFailure(std::unique_ptr<Communicator> comm, std::size_t bytes) {
+  const int oldRank = comm->rank(), oldSize = comm->size();
+  void* buf = nullptr;
+  if (!runtime::deviceMalloc(&buf, bytes).ok()) return failed("deviceMalloc", lastError(), 3);
+  std::memset(buf, 0, bytes);
+  const char* abortAt = std::getenv("FAULT_WORKER_ABORT_AT");
+  int i = 0;
+  for (;; ++i) {
+    if (abortAt != nullptr && i == std::atoi(abortAt)) {
+      (void)Communicator::destroy(std::move(comm), true);
+      std::printf("rank %d: aborted after %d iterations\n", oldRank, i);
+      std::fflush(stdout);
+      ::sleep(5);  // alive: the others must not need its process gone
+      return 0;
+    }
+    const Status s =
+        sync(comm->allReduce(buf, buf, bytes / 4, DataType::kFloat32, ReduceOp::kSum, nullptr));
+    if (!s.ok()) break;
+    if (i == 0) std::printf("rank %d: looping\n", oldRank);
+    std::fflush(stdout);
+  }
+  std::vector<int> lost;
+  Status s = comm->failedRanks(&lost);
+  if (!s.ok()) return failed("failedRanks", s, 7, i);
+  std::unique_ptr<Communicator> shrunk;
+  s = comm->shrink(&shrunk);
+  if (!s.ok()) return failed("shrink", s, 7, i);
+  std::string list;
+  for (int r : lost) list += (list.empty() ? "" : ",") + std::to_string(r);
+  std::printf("rank %d: shrunk: failed=[%s] rank=%d size=%d\n", oldRank, list.c_str(),
+              shrunk->rank(), shrunk->size());
+  std::fflush(stdout);
+  (void)Communicator::destroy(std::move(comm), true);
+  // The default stream keeps the failure (it stops on errors): a stream of its own.
+  runtime::Stream* stream = nullptr;
+  s = runtime::streamCreate(&stream);
+  if (!s.ok()) return failed("streamCreate", s, 3);
+  // Every element of 100 allreduces of an odd count, against the survivors' inputs.
+  constexpr std::size_t kCount = 1001;
+  std::vector<float> host(kCount);
+  for (int k = 0; k < 100; ++k) {
+    for (std::size_t e = 0; e < kCount; ++e) host[e] = shrunkInput(oldRank, e, k);
+    std::memcpy(buf, host.data(), kCount * sizeof(float));
+    s = shrunk->allReduce(buf, buf, kCount, DataType::kFloat32, ReduceOp::kSum, stream);
+    if (s.ok()) s = runtime::streamSynchronize(stream);
+    if (!s.ok()) return failed("allreduce after the shrink", s, 7, k);
+    const auto* got = static_cast<const float*>(buf);
+    for (std::size_t e = 0; e < kCount; ++e) {
+      float want = 0.0f;
+      for (int q = 0; q < oldSize; ++q) {
+        if (std::find(lost.begin(), lost.end(), q) == lost.end()) want += shrunkInput(q, e, k);
+      }
+      if (got[e] != want) {
+        return failed("check after the shrink",
+                      makeError(ErrorCode::kInternal, "allreduce {} element {}: {}, want {}", k,
+                                e, got[e], want),
+                      8, k);
+      }
+    }
+  }
+  std::printf("rank %d: after shrink: 100 allreduces OK on %d ranks\n", oldRank, shrunk->size());
+  std::fflush(stdout);
+  return 0;
 }
 
 // The buffer holds count + kGuard elements: nothing may change, neither the data
@@ -170,8 +247,11 @@ int main(int argc, char** argv) {
   if (mode == "mismatch-type") return mismatch(*comm, true, true);
   if (mode == "oom") return oom(*comm);
   if (mode == "table") return once(*comm);
+  if (mode == "shrink" && argc == 3) {
+    return shrinkAfterFailure(std::move(comm), std::strtoull(argv[2], nullptr, 10));
+  }
   std::printf(
       "usage: fault_worker loop BYTES | mismatch | mismatch-small | mismatch-type | oom | "
-      "table PATH RANK | skew\n");
+      "table PATH RANK | skew | shrink BYTES\n");
   return 2;
 }

@@ -1,0 +1,76 @@
+// Surviving a failed rank with real processes over shm and over tcp: a rank killed
+// (SIGKILL) or aborting (destroy with abort, its process alive) in the middle of an
+// allreduce loop; the survivors agree on the failed rank without being told, shrink,
+// and check every element of 100 allreduces among themselves. No process outlives a
+// test.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <string>
+#include <thread>
+
+#include "reliability/rank_processes.h"
+
+namespace cohort::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string kLoop4M = std::to_string(4u << 20);
+
+class ShrinkAfterFailure : public ::testing::TestWithParam<std::string> {
+ protected:
+  void startLoop(Job* job, int n) {
+    for (int r = 0; r < n; ++r) {
+      ASSERT_TRUE(job->waitFor(r, "looping", 60s)) << "rank " << r << ":\n" << job->log(r);
+    }
+  }
+  // Each survivor (the job's store is rank 0's, so rank 2 is the one that fails)
+  // agreed on rank 2, shrank to 3 ranks in the old order and checked 100 allreduces.
+  void expectSurvivorsShrank(Job* job) {
+    const int newRank[] = {0, 1, -1, 2};
+    for (int r : {0, 1, 3}) {
+      EXPECT_EQ(job->wait(r, 30s), 0) << "rank " << r << ":\n" << job->log(r);
+      const std::string log = job->log(r);
+      EXPECT_NE(log.find("shrunk: failed=[2] rank=" + std::to_string(newRank[r]) + " size=3"),
+                std::string::npos)
+          << "rank " << r << ":\n" << log;
+      EXPECT_NE(log.find("after shrink: 100 allreduces OK on 3 ranks"), std::string::npos)
+          << "rank " << r << ":\n" << log;
+    }
+  }
+};
+
+TEST_P(ShrinkAfterFailure, SurvivorsOfAKilledRankAgreeOnItShrinkAndGoOn) {
+  JobSpec spec;
+  spec.ranks = 4;
+  spec.args = {"shrink", kLoop4M};
+  spec.transport = GetParam();
+  Job job(COHORT_FAULT_WORKER, spec);
+  startLoop(&job, 4);
+  job.signal(2, SIGKILL);
+  EXPECT_EQ(job.wait(2, 5s), 128 + SIGKILL);
+  expectSurvivorsShrank(&job);
+  EXPECT_EQ(job.leftBehind(), "");
+}
+
+// The aborting rank's process lives on (5 s): its note in the store, not its exit,
+// tells the survivors, who finish before it exits.
+TEST_P(ShrinkAfterFailure, SurvivorsOfAnAbortingRankDoNotWaitForItsProcess) {
+  JobSpec spec;
+  spec.ranks = 4;
+  spec.args = {"shrink", kLoop4M};
+  spec.transport = GetParam();
+  spec.rankEnv[2] = {"FAULT_WORKER_ABORT_AT=20"};
+  Job job(COHORT_FAULT_WORKER, spec);
+  startLoop(&job, 4);
+  expectSurvivorsShrank(&job);
+  EXPECT_EQ(job.wait(2, 15s), 0) << job.log(2);
+  for (int r : {0, 1, 3}) EXPECT_LT(job.rank(r).exitedAt, job.rank(2).exitedAt) << "rank " << r;
+  EXPECT_EQ(job.leftBehind(), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, ShrinkAfterFailure, ::testing::Values("shm", "tcp"));
+
+}  // namespace
+}  // namespace cohort::testing
