@@ -36,6 +36,13 @@ JobOutcome::Decision JobOutcome::rankEnded(int rank, pid_t pid, int waitStatus, 
   const int code = WIFSIGNALED(waitStatus) ? 128 + WTERMSIG(waitStatus)
                    : WIFEXITED(waitStatus) ? WEXITSTATUS(waitStatus)
                                            : 1;
+  if (keepGoing_) {
+    if (toleratedCode_ == 0) toleratedCode_ = code;
+    return {Action::kNone, 0,
+            fmt::format("cohortrun: rank {} (pid {}) {}{}", rank, pid,
+                        describeWaitStatus(waitStatus),
+                        stillRunning > 0 ? "; the others go on (--keep-going)" : "")};
+  }
   return stopWith(
       code,
       fmt::format("cohortrun: rank {} (pid {}) {}{}", rank, pid, describeWaitStatus(waitStatus),

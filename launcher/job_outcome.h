@@ -26,6 +26,9 @@ class JobOutcome {
     std::string message;  ///< one line for stderr ("" = nothing to say)
   };
 
+  /// A failed rank stops no other (cohortrun --keep-going): the job ends when every
+  /// rank has, with the first failed rank's code still.
+  void keepGoing(bool on) { keepGoing_ = on; }
   /// A rank ended (wait status as from waitpid).
   Decision rankEnded(int rank, pid_t pid, int waitStatus, int stillRunning);
   /// A rank could not be started.
@@ -40,12 +43,14 @@ class JobOutcome {
   bool stopping() const { return exitCode_ != 0; }
   /// 0 while nothing failed; else the first cause's code: the rank's exit code,
   /// 128 + signal, 127 (cannot start), 124 (timeout).
-  int exitCode() const { return exitCode_; }
+  int exitCode() const { return exitCode_ != 0 ? exitCode_ : toleratedCode_; }
 
  private:
   Decision stopWith(int exitCode, std::string message, int signal);
 
   int exitCode_ = 0;
+  bool keepGoing_ = false;
+  int toleratedCode_ = 0;  // --keep-going: the first failed rank's code
 };
 
 }  // namespace cohort::launcher

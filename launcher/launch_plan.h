@@ -21,6 +21,7 @@ struct LaunchOptions {
   std::string logDir;                ///< --log-dir DIR; "" = no log files
   double graceS = 5;                 ///< --grace: SIGTERM to SIGKILL
   double timeoutS = 0;               ///< --timeout; 0 = none
+  bool keepGoing = false;            ///< --keep-going: a failed rank stops no other
   bool bindCores = true;             ///< --bind-to core (default) or none
   std::vector<std::string> command;  ///< PROG ARGS...
 };

@@ -110,7 +110,7 @@ int runJob(const LaunchOptions& options) {
       options.timeoutS > 0 ? Deadline::after(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  std::chrono::duration<double>(options.timeoutS)))
                            : Deadline::never();
-  Supervisor supervisor({options.graceS, options.timeoutS}, signals.get());
+  Supervisor supervisor({options.graceS, options.timeoutS, options.keepGoing}, signals.get());
   spawnAll(options, plan, program, *store, logFds, &supervisor);
   NodeSync nodes(plan, store->rootInfo());
   nodes.start();

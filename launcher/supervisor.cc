@@ -22,7 +22,9 @@ constexpr auto kDrainTime = std::chrono::seconds(1);  // output after the last r
 }  // namespace
 
 Supervisor::Supervisor(const SupervisorOptions& options, SignalChannel* signals)
-    : options_(options), signals_(signals), start_(Clock::now()) {}
+    : options_(options), signals_(signals), start_(Clock::now()) {
+  outcome_.keepGoing(options.keepGoing);
+}
 
 Supervisor::~Supervisor() {
   for (auto& rank : ranks_) {

@@ -21,6 +21,7 @@ namespace cohort::launcher {
 struct SupervisorOptions {
   double graceS = 5;
   double timeoutS = 0;  ///< 0 = none
+  bool keepGoing = false;  ///< a failed rank stops no other (JobOutcome::keepGoing)
 };
 
 /// Owns the ranks' pipe and log descriptors (closed by the destructor) and reaps

@@ -34,6 +34,25 @@ TEST(JobOutcomeTest, TheFirstFailedRankDecidesTheExitCode) {
   EXPECT_EQ(outcome.timedOut(10).action, Action::kNone);
 }
 
+// --keep-going: a failed rank stops no other, and its code is still the job's.
+TEST(JobOutcomeTest, KeepGoingLetsTheOthersRunAndKeepsTheFirstCode) {
+  JobOutcome outcome;
+  outcome.keepGoing(true);
+  auto d = outcome.rankEnded(2, 1234, W_EXITCODE(0, SIGKILL), 3);
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(d.message,
+            "cohortrun: rank 2 (pid 1234) was killed by signal 9 (SIGKILL); the others go on "
+            "(--keep-going)");
+  EXPECT_FALSE(outcome.stopping());
+  d = outcome.rankEnded(3, 1235, W_EXITCODE(5, 0), 2);
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(outcome.rankEnded(0, 1230, W_EXITCODE(0, 0), 1).action, Action::kNone);
+  EXPECT_EQ(outcome.exitCode(), 128 + SIGKILL);
+  // A timeout still stops them.
+  EXPECT_EQ(outcome.timedOut(10).action, Action::kSignal);
+  EXPECT_EQ(outcome.exitCode(), 124);
+}
+
 TEST(JobOutcomeTest, ARankKilledBySignal) {
   JobOutcome outcome;
   const auto d = outcome.rankEnded(1, 77, W_EXITCODE(0, SIGSEGV), 0);

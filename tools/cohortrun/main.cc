@@ -19,7 +19,8 @@ constexpr const char* kFooter =
     R"(Each rank gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, COHORT_DEVICE_ID,
 COHORT_ROOT_INFO and COHORT_JOB_TOKEN (plus MASTER_ADDR/MASTER_PORT with --master and
 COHORT_RANKTABLE with --ranktable). Output lines are prefixed with "[rank] ". If a rank
-fails, the others get SIGTERM, then SIGKILL after --grace seconds.
+fails, the others get SIGTERM, then SIGKILL after --grace seconds (with --keep-going
+they go on: survivors that shrink their communicators past it).
 Exit status: 0 on success; the first failed rank's code (128+signal); 124 on --timeout;
 128+signal when cohortrun is signalled; 127 when PROG cannot run; 1 for setup errors;
 2 for a bad command line.)";
@@ -40,6 +41,8 @@ void addOptions(CLI::App* app, cohort::launcher::LaunchOptions* o) {
   app->add_option("--grace", o->graceS, "Seconds between SIGTERM and SIGKILL when stopping")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
+  app->add_flag("--keep-going", o->keepGoing,
+               "A rank that fails does not stop the others; the job ends when every rank has");
   app->add_option("--timeout", o->timeoutS, "Stop a job running longer (seconds, 0 = never)")
       ->check(CLI::Range(0.0, 1e7));
   app->add_option_function<std::string>(
