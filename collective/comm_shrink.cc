@@ -6,15 +6,14 @@
 // one written decision make the answer the same on every survivor, and a rank that
 // joins after it sees that it was excluded.
 #include <fmt/format.h>
-#include <signal.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <thread>
 
 #include "collective/comm_impl.h"
 #include "common/error.h"
+#include "common/process.h"
 
 namespace cohort {
 
@@ -34,7 +33,7 @@ enum : char { kUnknown = 0, kJoined = 1, kFailed = 2 };
 // (and not this one: ranks as threads share it) can be looked at.
 bool processGone(const transport::PeerInfo& self, const transport::PeerInfo& peer) {
   if (!peer.sameNode(self) || peer.pid <= 0 || peer.pid == self.pid) return false;
-  return ::kill(peer.pid, 0) != 0 && errno == ESRCH;
+  return processEnded(peer.pid);
 }
 
 transport::Bytes encodeRanks(const std::vector<int>& ranks) {

@@ -25,6 +25,7 @@
 #include <random>
 
 #include "common/error.h"
+#include "common/process.h"
 #include "runtime/ipc_handle.h"
 #include "runtime/vmm.h"
 
@@ -69,7 +70,7 @@ bool whitelisted(const ShareRecord& r, std::int32_t pid) {
   return std::find(r.pids, r.pids + n, pid) != r.pids + n;
 }
 
-bool alive(std::int32_t pid) { return kill(pid, 0) == 0 || errno != ESRCH; }
+bool alive(std::int32_t pid) { return !processEnded(pid); }
 
 // Whether a process still holds an import; slots of processes that died are cleared.
 bool imported(ShareRecord* r) {

@@ -17,7 +17,8 @@ import torch.distributed as dist
 from torch_cohort._C import ProcessGroupCohort, device_bytes, is_device_memory
 from torch_cohort._C import use_device_memory as _use_device_memory
 
-__all__ = ["ProcessGroupCohort", "empty", "use_device_memory", "is_device_memory"]
+__all__ = ["ProcessGroupCohort", "empty", "use_device_memory", "is_device_memory",
+           "failed_ranks", "shrink"]
 
 _INTERFACE_VARS = ("COHORT_IF_IP", "HCCL_IF_IP", "COHORT_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME")
 
@@ -104,6 +105,49 @@ def _device_memory_from_environment():
     else:
         raise ValueError(f"COHORT_TORCH_DEVICE_MEMORY={text!r}: expected 0 (off), 1 (on from "
                          "64 KiB) or a byte threshold")
+
+
+def _cohort_backend(group):
+    """The ProcessGroupCohort behind `group` (None: the default group)."""
+    pg = group if group is not None else dist.distributed_c10d._get_default_group()
+    if isinstance(pg, ProcessGroupCohort):
+        return pg
+    backend = getattr(pg, "_get_backend", None)  # torch 2: a ProcessGroup wraps it
+    if backend is not None:
+        found = backend(torch.device("cpu"))
+        if isinstance(found, ProcessGroupCohort):
+            return found
+    raise ValueError(f"{pg!r} is not a group of the cohort backend")
+
+
+def failed_ranks(group=None):
+    """After a rank of `group` (default: the default group) died, aborted or left: the
+    ranks of the group, in its numbering, that its survivors agree failed. Every
+    survivor calls it or shrink(); the first of the two agrees with the others."""
+    return list(_cohort_backend(group).failed_ranks())
+
+
+def shrink(group=None):
+    """After a rank of `group` (default: the default group) died, aborted or left: a
+    new group of the survivors, ranked in their old order, that torch.distributed's
+    collectives take (group=...). Every survivor calls it; it returns once all have.
+    `group` stays failed. Cohort's store must outlive the failed ranks: it is the
+    first rank's process (group rank 0), which must survive."""
+    c10d = dist.distributed_c10d
+    old = group if group is not None else c10d._get_default_group()
+    backend = _cohort_backend(group)
+    failed = set(backend.failed_ranks())
+    new = backend.shrink()
+    group_ranks = getattr(c10d, "_pg_group_ranks", None)
+    if group_ranks is None:  # torch 2 keeps its maps elsewhere
+        raise NotImplementedError("torch_cohort.shrink registers the new group with the "
+                                  "maps of torch 1.x's distributed_c10d; this torch has none")
+    ranks = group_ranks[old]  # global rank -> rank in `old`
+    survivors = sorted((g for g, r in ranks.items() if r not in failed), key=ranks.get)
+    c10d._pg_map[new] = ("cohort", None)
+    c10d._pg_names[new] = c10d._pg_names.get(old, "cohort") + "_shrunk"
+    group_ranks[new] = {g: i for i, g in enumerate(survivors)}
+    return new
 
 
 def _create(store, rank, world_size, timeout):

@@ -26,7 +26,13 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("device", &ProcessGroupCohort::device,
                              "the emulated device this process's groups run on")
       .def("last_choice", &ProcessGroupCohort::lastChoice,
-           "Cohort's algorithm and transport for the last operation");
+           "Cohort's algorithm and transport for the last operation")
+      // Both wait for the other survivors: other threads run meanwhile.
+      .def("failed_ranks", &ProcessGroupCohort::failedRanks,
+           py::call_guard<py::gil_scoped_release>(),
+           "the group ranks the survivors agree failed (see torch_cohort.failed_ranks)")
+      .def("shrink", &ProcessGroupCohort::shrink, py::call_guard<py::gil_scoped_release>(),
+           "a group of the survivors, ranked in their old order (see torch_cohort.shrink)");
   m.def("use_device_memory", &cohort::torch_cohort::useDeviceMemory, py::arg("min_bytes"),
         "CPU tensors of at least min_bytes in this process's device memory from now on "
         "(min_bytes < 0: off); returns the threshold before (-1: off); see "

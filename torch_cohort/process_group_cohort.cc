@@ -115,6 +115,33 @@ ProcessGroupCohort::ProcessGroupCohort(const c10::intrusive_ptr<c10d::Store>& st
   init();
 }
 
+ProcessGroupCohort::ProcessGroupCohort(std::unique_ptr<Communicator> comm,
+                                       std::chrono::milliseconds timeout)
+    : BackendBase(comm->rank(), comm->size()), comm_(std::move(comm)), timeout_(timeout) {
+  device_ = comm_->device();
+  ensureDevice(device_);
+  check(runtime::streamCreate(&stream_), "streamCreate");
+  init();
+}
+
+std::vector<int64_t> ProcessGroupCohort::failedRanks() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ensureDevice(device_);
+  std::vector<int> failed;
+  check(comm_->failedRanks(&failed), "failedRanks");
+  return std::vector<int64_t>(failed.begin(), failed.end());
+}
+
+c10::intrusive_ptr<ProcessGroupCohort> ProcessGroupCohort::shrink() {
+  std::unique_ptr<Communicator> survivors;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ensureDevice(device_);
+    check(comm_->shrink(&survivors), "shrink");
+  }
+  return c10::make_intrusive<ProcessGroupCohort>(std::move(survivors), timeout_);
+}
+
 ProcessGroupCohort::~ProcessGroupCohort() {
   // Pending Works may still be waited on by their holders: they see the
   // stream's last state until it is destroyed (then a handle error).

@@ -49,7 +49,15 @@ class ProcessGroupCohort : public BackendBase {
  public:
   ProcessGroupCohort(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                      std::chrono::milliseconds timeout);
+  /// A group over a communicator made already (shrink()).
+  ProcessGroupCohort(std::unique_ptr<Communicator> comm, std::chrono::milliseconds timeout);
   ~ProcessGroupCohort() override;
+
+  /// After a rank of this group failed: the ranks of the group the survivors agree
+  /// failed (Communicator::failedRanks), and a group of the survivors, ranked in
+  /// their old order (Communicator::shrink). Every survivor calls them.
+  std::vector<int64_t> failedRanks();
+  c10::intrusive_ptr<ProcessGroupCohort> shrink();
 
   const std::string getBackendName() const override { return "cohort"; }
 

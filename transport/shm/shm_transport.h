@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cohort/runtime.h"
+#include "common/process.h"
 #include "transport/shm/control_block.h"
 #include "transport/transport.h"
 
@@ -37,7 +38,7 @@ struct ShmPeer {
   }
   // Liveness, the one check every user of the peer makes: whether its process
   // is gone (its memory stays mapped here), and why it left its group, if it did.
-  bool processGone() const { return kill(pid, 0) != 0 && errno == ESRCH; }
+  bool processGone() const { return processEnded(pid); }
   Departure departure() const {
     return static_cast<Departure>(block->departure.load(std::memory_order_relaxed));
   }
