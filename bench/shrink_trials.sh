@@ -2,7 +2,7 @@
 # Kill (or abort) trials of surviving a dead rank: issue 45's acceptance run.
 #
 #   bench/shrink_trials.sh [--ranks 8] [--trials 200] [--seed 1] [--bytes 16777216]
-#                          [--mode kill|abort] [--after 100] [--build build]
+#                          [--mode kill|abort] [--after 100] [--build build] [--netns]
 #
 # Each trial starts RANKS ranks under `cohortrun --keep-going` allreducing BYTES in
 # a loop; a seeded random rank dies (SIGKILL) or aborts at a random step, a random
@@ -13,11 +13,17 @@
 # Leaks: /dev/shm's entries before and after each trial, and each survivor's
 # descriptors and threads left open at its end, against a run without a failure.
 # Prints the p50/p99/max recovery times; exit status 1 if any trial failed.
+#
+# --netns: two "machines" of RANKS/2 ranks each (network namespaces on a bridge,
+# made and removed by the script, addresses from a free 10.215.N.0/24), one
+# cohortrun --nnodes 2 in each: ranks of one machine talk over shm, the machines
+# over tcp. Needs root.
 set -euo pipefail
 
-ranks=8 trials=200 seed=1 bytes=$((16 << 20)) mode=kill after=100 build=build
+ranks=8 trials=200 seed=1 bytes=$((16 << 20)) mode=kill after=100 build=build netns=0
 while [ $# -gt 0 ]; do
   case $1 in
+    --netns) netns=1; shift ;;
     --ranks) ranks=$2; shift 2 ;;
     --trials) trials=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
@@ -31,19 +37,81 @@ done
 cohortrun=$build/tools/cohortrun/cohortrun
 worker=$build/bench/shrink_trial
 [ -x "$cohortrun" ] && [ -x "$worker" ] || { echo "build $cohortrun and $worker first" >&2; exit 2; }
-export COHORT_IF_IP=${COHORT_IF_IP:-127.0.0.1}
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+cluster=""
+cleanup() {
+  rm -f "$log" "$log".node*
+  [ -n "$cluster" ] || return 0
+  local ns pid
+  for ns in "${cluster}n0" "${cluster}n1"; do
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  ip link del "${cluster}h0" 2>/dev/null || true
+  ip link del "${cluster}h1" 2>/dev/null || true
+  ip link del "${cluster}br" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+if [ "$netns" = 1 ]; then
+  # 77: ctest's SKIP_RETURN_CODE, where network namespaces cannot be made.
+  [ "$(id -u)" = 0 ] || { echo "skipped: --netns needs root" >&2; exit 77; }
+  command -v ip >/dev/null || { echo "skipped: no ip command (iproute2)" >&2; exit 77; }
+  [ $((ranks % 2)) = 0 ] || { echo "--netns needs an even --ranks" >&2; exit 2; }
+  subnet=""
+  for n in $(seq 0 63); do
+    if ! ip -4 addr show | grep -q "inet 10\.215\.$n\." && ! ip -4 route show | grep -q "^10\.215\.$n\."; then
+      subnet=10.215.$n
+      break
+    fi
+  done
+  [ -n "$subnet" ] || { echo "every 10.215.N.0/24 is in use" >&2; exit 1; }
+  cluster=cst$$
+  ip netns add "${cluster}n0" || { echo "skipped: cannot create network namespaces" >&2; exit 77; }
+  ip netns add "${cluster}n1"
+  ip link add "${cluster}br" type bridge
+  ip link set "${cluster}br" up
+  for i in 0 1; do
+    ip link add "${cluster}h$i" type veth peer name "${cluster}c$i" netns "${cluster}n$i"
+    ip link set "${cluster}h$i" master "${cluster}br" up
+    ip -n "${cluster}n$i" addr add "$subnet.$((i + 1))/24" dev "${cluster}c$i"
+    ip -n "${cluster}n$i" link set lo up
+    ip -n "${cluster}n$i" link set "${cluster}c$i" up
+  done
+  token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  port=29700
+fi
+
+# One job: every rank's output in $log. The arguments go to every rank.
+run_job() {
+  if [ "$netns" = 0 ]; then
+    COHORT_IF_IP=${COHORT_IF_IP:-127.0.0.1} timeout -s KILL "$watchdog" "$cohortrun" \
+      --keep-going -n "$ranks" "$worker" "$@" >"$log" 2>&1
+    return
+  fi
+  port=$((port + 1))  # a fresh port for each job's store
+  local i pids=() rc=0
+  for i in 0 1; do
+    ip netns exec "${cluster}n$i" env COHORT_JOB_TOKEN="$token" COHORT_IF_IP="$subnet.$((i + 1))" \
+      timeout -s KILL "$watchdog" "$cohortrun" --keep-going --nnodes 2 --node-rank "$i" \
+      --master "$subnet.1:$port" -n $((ranks / 2)) -- "$worker" "$@" >"$log.node$i" 2>&1 &
+    pids+=($!)
+  done
+  for i in 0 1; do wait "${pids[$i]}" || rc=$?; done
+  cat "$log.node0" "$log.node1" >"$log"
+  return $rc
+}
 
 # What one communicator leaves in a process without any failure.
-"$cohortrun" -n "$ranks" "$worker" --bytes "$bytes" --victim -1 --at 2 >"$log" 2>&1
+watchdog=60
+run_job --bytes "$bytes" --victim -1 --at 2
 reference=$(grep -o 'fds=[-+0-9]* threads=[-+0-9]*' "$log" | sort -u)
 [ "$(echo "$reference" | wc -l)" = 1 ] || { echo "ranks differ without a failure: $reference"; exit 1; }
 echo "without a failure each rank leaves: $reference"
 
 # The hang watchdog: 10 s, plus the checked allreduces' own time (about 0.1 s each
-# for 16 MiB on 8 ranks of this 2-processor machine).
-watchdog=$((10 + (after * (bytes >> 20) + 159) / 160))
+# for 16 MiB on 8 ranks of this 2-processor machine; twice that across machines).
+watchdog=$((10 + (after * (bytes >> 20) * (netns + 1) + 159) / 160))
 RANDOM=$seed
 bad=0
 times=()
@@ -52,8 +120,8 @@ for ((t = 1; t <= trials; t++)); do
   shm_before=$(ls /dev/shm | wc -l)
   start=$(date +%s%N)
   set +e
-  timeout -s KILL "$watchdog" "$cohortrun" --keep-going -n "$ranks" "$worker" --bytes "$bytes" \
-    --victim "$victim" --at "$at" --delay-us "$delay" --mode "$mode" --after "$after" >"$log" 2>&1
+  run_job --bytes "$bytes" --victim "$victim" --at "$at" --delay-us "$delay" --mode "$mode" \
+    --after "$after"
   rc=$?
   set -e
   elapsed=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
@@ -80,16 +148,19 @@ for ((t = 1; t <= trials; t++)); do
   if [ -n "$problem" ]; then
     bad=$((bad + 1))
     sed 's/^/    /' "$log" | grep -v '^\s*\[[0-9]*\]  \s*\[' | tail -20
+    [ -z "${SHRINK_TRIALS_LOGS:-}" ] || cp "$log" "$SHRINK_TRIALS_LOGS/trial$t.log"
   fi
 done
 
 if [ ${#times[@]} -gt 0 ]; then
-  printf '%s\n' "${times[@]}" | sort -n | awk -v n="$trials" -v bad="$bad" -v mode="$mode" '
+  where=$([ "$netns" = 1 ] && echo ", 2 machines" || echo "")
+  printf '%s\n' "${times[@]}" | sort -n | awk -v n="$trials" -v bad="$bad" -v mode="$mode" \
+    -v where="$where" '
     { v[NR] = $1 }
     END {
       p50 = v[int((NR - 1) * 0.50) + 1]; p99 = v[int((NR - 1) * 0.99) + 1]
-      printf "%d trials (%s), %d failed: recovery p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-             n, mode, bad, p50, p99, v[NR]
+      printf "%d trials (%s%s), %d failed: recovery p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+             n, mode, where, bad, p50, p99, v[NR]
     }'
 fi
 [ "$bad" = 0 ]

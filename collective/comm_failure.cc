@@ -2,9 +2,9 @@
 // a dead or stuck peer knows the cause; its other peers only see it leave
 // ("connection closed by the peer") or nothing at all. So on its first failure a
 // rank (1) explains a peer's disappearance with the note that peer left in the
-// store, (2) leaves its own note there, and (3) ends every connection, so that
-// peers stop waiting at once and, through the notes, name the rank that started
-// it all (a chain of notes, one per hop). A tcp connection also carries the
+// store, (2) leaves its own note there, and (3) ends every connection and leaves
+// the node's mesh, so that peers stop waiting at once and, through the notes,
+// name the rank that started it all (a chain of notes, one per hop). A tcp connection also carries the
 // cause itself when it is between messages: the store lives in one rank's
 // process, and the notes go with it when that rank fails and exits.
 #include <fmt/format.h>
@@ -145,6 +145,10 @@ Status Communicator::Impl::spreadFailure(Status s, Deadline opDeadline) {
   for (auto& c : conns_) {
     if (c != nullptr) c->abort(s);
   }
+  // The node's other ranks may wait for this one in a mesh barrier of a later call
+  // (theirs of this one ended well: a hierarchical call fails in its cross-node
+  // part on some ranks only); ended connections do not reach them, leaving does.
+  if (mesh_ != nullptr) mesh_->failNow();
   return s;
 }
 

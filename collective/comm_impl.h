@@ -109,6 +109,8 @@ class Communicator::Impl {
   std::string failureKey(int r) const;
   /// Whether rank r's failure note says it aborted (it stopped for good).
   bool leftByAbort(int r) const;
+  /// Whether the peer's launcher noted that its process ended (comm_shrink.cc).
+  bool launcherSawEnd(const transport::PeerInfo& peer) const;
   /// Leaves this rank's note that it aborted (for the survivors' agreement), unless
   /// it left one already.
   void noteAbort();

@@ -36,6 +36,17 @@ bool processGone(const transport::PeerInfo& self, const transport::PeerInfo& pee
   return processEnded(peer.pid);
 }
 
+}  // namespace
+
+// Whether the peer's launcher noted in the store that its process ended (cohortrun
+// does, for its own machine's ranks): the way to know it of another machine's.
+bool Communicator::Impl::launcherSawEnd(const transport::PeerInfo& peer) const {
+  bool noted = false;
+  return store_->check(transport::endedProcessKey(peer.hostId, peer.pid), &noted).ok() && noted;
+}
+
+namespace {
+
 transport::Bytes encodeRanks(const std::vector<int>& ranks) {
   transport::Bytes out = transport::encodeInt(static_cast<std::int64_t>(ranks.size()));
   for (int r : ranks) {
@@ -95,7 +106,8 @@ Status Communicator::Impl::agreeOnFailures(std::vector<int>* failed) {
         if (!s.ok()) return storeGone(s);
         if (joined) {
           k = kJoined;
-        } else if (processGone(self, peers_[static_cast<std::size_t>(q)]) || leftByAbort(q)) {
+        } else if (processGone(self, peers_[static_cast<std::size_t>(q)]) || leftByAbort(q) ||
+                   launcherSawEnd(peers_[static_cast<std::size_t>(q)])) {
           k = kFailed;
         } else {
           open = true;

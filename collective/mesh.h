@@ -101,6 +101,8 @@ class Mesh final : public SharedGroup {
   Status drain(Deadline deadline, const std::atomic<bool>& aborted);
   /// Leaves now, telling the peers that this rank aborted.
   void abortNow() { leave(transport::shm::Departure::kAborted); }
+  /// Leaves now, telling the peers that this rank failed (its communicator did).
+  void failNow() { leave(transport::shm::Departure::kFailed); }
 
   // SharedGroup: a signal arrives at the node-wide barrier; the first of a call
   // settles the last call if it did not wait for its barrier, then describes

@@ -16,6 +16,8 @@
 #include "launcher/job_store_host.h"
 #include "launcher/node_sync.h"
 #include "launcher/supervisor.h"
+#include "transport/peer_info.h"
+#include "transport/root_info.h"
 
 extern char** environ;
 
@@ -110,7 +112,26 @@ int runJob(const LaunchOptions& options) {
       options.timeoutS > 0 ? Deadline::after(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  std::chrono::duration<double>(options.timeoutS)))
                            : Deadline::never();
-  Supervisor supervisor({options.graceS, options.timeoutS, options.keepGoing}, signals.get());
+  // The job's store learns which ranks died: survivors that shrink past them cannot
+  // look at a process of another machine. At most a second per death, and only
+  // once the store answered (it may be gone with the serving node).
+  std::shared_ptr<transport::Store> notes;
+  bool notesReachable = true;
+  const transport::RootInfo root = store->rootInfo();
+  SupervisorOptions supervised{options.graceS, options.timeoutS, options.keepGoing};
+  supervised.onRankFailed = [&](int rank, pid_t pid, int waitStatus) {
+    if (notes == nullptr && notesReachable &&
+        !transport::connectStore(root, -1, Deadline::afterMs(1000), &notes).ok()) {
+      notes.reset();
+      notesReachable = false;
+    }
+    if (notes == nullptr) return;
+    const std::string what =
+        fmt::format("rank {} (pid {}) {}", rank, pid, describeWaitStatus(waitStatus));
+    (void)notes->setBefore(transport::endedProcessKey(transport::localHostId(), pid),
+                           transport::Bytes(what.begin(), what.end()), Deadline::afterMs(1000));
+  };
+  Supervisor supervisor(supervised, signals.get());
   spawnAll(options, plan, program, *store, logFds, &supervisor);
   NodeSync nodes(plan, store->rootInfo());
   nodes.start();

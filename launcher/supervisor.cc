@@ -106,6 +106,8 @@ void Supervisor::onExit(Rank& rank, int waitStatus) {
   for (auto& stream : rank.streams) readStream(stream, true);
   COHORT_LOG(kInfo, "launcher", "rank {} (pid {}) {}", rank.rank, rank.pid,
              describeWaitStatus(waitStatus));
+  const bool success = WIFEXITED(waitStatus) && WEXITSTATUS(waitStatus) == 0;
+  if (!success && options_.onRankFailed) options_.onRankFailed(rank.rank, rank.pid, waitStatus);
   apply(
       outcome_.rankEnded(rank.rank, rank.pid, waitStatus, static_cast<int>(runningRanks().size())));
 }

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,9 @@ struct SupervisorOptions {
   double graceS = 5;
   double timeoutS = 0;  ///< 0 = none
   bool keepGoing = false;  ///< a failed rank stops no other (JobOutcome::keepGoing)
+  /// Called when a rank ended with a failure (non-zero exit or a signal), with its
+  /// wait status, before the others are told to stop.
+  std::function<void(int rank, pid_t pid, int waitStatus)> onRankFailed;
 };
 
 /// Owns the ranks' pipe and log descriptors (closed by the destructor) and reaps

@@ -90,6 +90,10 @@ Status PeerInfo::decode(const Bytes& bytes, PeerInfo* out) {
   return Status::Ok();
 }
 
+std::string endedProcessKey(const std::string& hostId, std::int32_t pid) {
+  return "cohortrun/ended/" + hostId + "/" + std::to_string(pid);
+}
+
 const std::string& localHostId() {
   static const std::string id = [] {
     const std::string& forced = Config::global().hostId;

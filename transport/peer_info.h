@@ -34,4 +34,9 @@ struct PeerInfo {
 /// "<hostname>/<boot id>/net:<netns inode>".
 const std::string& localHostId();
 
+/// The job store's key under which a launcher (cohortrun) notes that process `pid`
+/// of node `hostId` (localHostId()) ended with a failure: what a survivor cannot
+/// see for itself when the process ran on another machine.
+std::string endedProcessKey(const std::string& hostId, std::int32_t pid);
+
 }  // namespace cohort::transport
