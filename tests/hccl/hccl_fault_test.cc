@@ -2,6 +2,8 @@
 // link setup and execution timeouts (HCCL_E_TIMEOUT), device memory exhausted
 // during an operation (HCCL_E_OOM), an aborted communicator (HCCL_E_INTERNAL), and
 // the survivors of a rank that left shrinking past it (hccl/hccl_cohort.h).
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -153,6 +155,45 @@ TEST(HcclFault, SurvivorsShrinkPastARankThatAborted) {
     EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
     EXPECT_EQ(aclrtDestroyStream(fresh), ACL_SUCCESS);
   });
+}
+
+// Rank 2 lives but stays away (it makes no call) past the exec timeout (1 s here):
+// ranks 0 and 1 time out, wait for it in the agreement at most that long again, and
+// count it failed; when rank 2 comes at last, it learns that it was excluded.
+TEST(HcclFault, ARankThatComesTooLateIsExcludedFromTheShrink) {
+  constexpr int kRanks = 3;
+  constexpr std::size_t n = 257;
+  HcclComm comms[kRanks] = {};
+  int32_t devices[kRanks] = {0, 1, 2};
+  ASSERT_HCCL_OK(HcclCommInitAll(kRanks, devices, comms));
+  std::atomic<int> decided{0};
+  runRanks(kRanks, [&](int r) {
+    ASSERT_ACL_OK(aclrtSetDevice(r));
+    uint32_t failed[kRanks] = {};
+    uint32_t count = 0;
+    if (r == 2) {
+      while (decided.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      EXPECT_HCCL(CohortCommGetFailedRanks(comms[2], failed, kRanks, &count), HCCL_E_REMOTE,
+                  "after they had decided without it");
+      HcclComm none = nullptr;
+      EXPECT_HCCL(CohortCommShrink(comms[2], &none), HCCL_E_REMOTE, "decided without it");
+      EXPECT_EQ(none, nullptr);
+      return;
+    }
+    aclrtStream s = nullptr;
+    ASSERT_ACL_OK(aclrtCreateStream(&s));
+    DeviceBuffer buf(n * 4);
+    const HcclResult sent = HcclAllReduce(buf.get(), buf.get(), n, HCCL_DATA_TYPE_INT32,
+                                          HCCL_REDUCE_SUM, comms[r], s);
+    EXPECT_TRUE(sent != HCCL_SUCCESS || aclrtSynchronizeStream(s) != ACL_SUCCESS) << "rank " << r;
+    ASSERT_HCCL_OK(CohortCommGetFailedRanks(comms[r], failed, kRanks, &count));
+    ++decided;
+    ASSERT_EQ(count, 1u);
+    EXPECT_EQ(failed[0], 2u);
+    (void)aclrtSynchronizeStream(s);
+    EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+  });
+  for (HcclComm c : comms) (void)HcclCommDestroy(c);
 }
 
 }  // namespace
