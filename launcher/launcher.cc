@@ -118,7 +118,10 @@ int runJob(const LaunchOptions& options) {
   std::shared_ptr<transport::Store> notes;
   bool notesReachable = true;
   const transport::RootInfo root = store->rootInfo();
-  SupervisorOptions supervised{options.graceS, options.timeoutS, options.keepGoing};
+  SupervisorOptions supervised;
+  supervised.graceS = options.graceS;
+  supervised.timeoutS = options.timeoutS;
+  supervised.keepGoing = options.keepGoing;
   supervised.onRankFailed = [&](int rank, pid_t pid, int waitStatus) {
     if (notes == nullptr && notesReachable &&
         !transport::connectStore(root, -1, Deadline::afterMs(1000), &notes).ok()) {
