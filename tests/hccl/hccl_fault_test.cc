@@ -183,8 +183,8 @@ TEST(HcclFault, ARankThatComesTooLateIsExcludedFromTheShrink) {
     aclrtStream s = nullptr;
     ASSERT_ACL_OK(aclrtCreateStream(&s));
     DeviceBuffer buf(n * 4);
-    const HcclResult sent = HcclAllReduce(buf.get(), buf.get(), n, HCCL_DATA_TYPE_INT32,
-                                          HCCL_REDUCE_SUM, comms[r], s);
+    const HcclResult sent =
+        HcclAllReduce(buf.get(), buf.get(), n, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, comms[r], s);
     EXPECT_TRUE(sent != HCCL_SUCCESS || aclrtSynchronizeStream(s) != ACL_SUCCESS) << "rank " << r;
     ASSERT_HCCL_OK(CohortCommGetFailedRanks(comms[r], failed, kRanks, &count));
     ++decided;
@@ -194,6 +194,67 @@ TEST(HcclFault, ARankThatComesTooLateIsExcludedFromTheShrink) {
     EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
   });
   for (HcclComm c : comms) (void)HcclCommDestroy(c);
+}
+
+// The same past an aborting rank of a sub-communicator (HcclCreateSubCommConfig of
+// world ranks 1, 2 and 3): its survivors, world ranks 1 and 3, agree on its rank 1
+// and shrink to ranks 0 and 1 of their own; world rank 0 takes no part.
+TEST(HcclFault, SurvivorsOfASubCommunicatorShrinkPastARankThatAborted) {
+  constexpr int kRanks = 4;
+  constexpr std::size_t n = 333;
+  HcclComm comms[kRanks] = {};
+  int32_t devices[kRanks] = {0, 1, 2, 3};
+  ASSERT_HCCL_OK(HcclCommInitAll(kRanks, devices, comms));
+  runRanks(kRanks, [&](int r) {
+    ASSERT_ACL_OK(aclrtSetDevice(r));
+    uint32_t ids[3] = {1, 2, 3};
+    HcclComm sub = nullptr;
+    const bool member = r > 0;
+    ASSERT_HCCL_OK(HcclCreateSubCommConfig(
+        &comms[r], member ? 3 : 0, member ? ids : nullptr, member ? 5 : 0xFFFFFFFF,
+        member ? static_cast<uint32_t>(r - 1) : 0, nullptr, &sub));
+    if (!member) return;
+    if (r == 2) {
+      cohort::hccl::CommRegistry::get().find(sub)->comm->abort();
+      EXPECT_EQ(HcclCommDestroy(sub), HCCL_SUCCESS);
+      return;
+    }
+    aclrtStream s = nullptr, fresh = nullptr;
+    ASSERT_ACL_OK(aclrtCreateStream(&s));
+    ASSERT_ACL_OK(aclrtCreateStream(&fresh));
+    DeviceBuffer buf(n * 4);
+    const HcclResult sent =
+        HcclAllReduce(buf.get(), buf.get(), n, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, sub, s);
+    EXPECT_TRUE(sent != HCCL_SUCCESS || aclrtSynchronizeStream(s) != ACL_SUCCESS) << "rank " << r;
+    uint32_t failed[3] = {};
+    uint32_t count = 0;
+    ASSERT_HCCL_OK(CohortCommGetFailedRanks(sub, failed, 3, &count));
+    ASSERT_EQ(count, 1u);
+    EXPECT_EQ(failed[0], 1u);  // world rank 2, rank 1 of the sub-communicator
+    HcclComm shrunk = nullptr;
+    ASSERT_HCCL_OK(CohortCommShrink(sub, &shrunk));
+    uint32_t size = 0, rank = 9;
+    ASSERT_HCCL_OK(HcclGetRankSize(shrunk, &size));
+    ASSERT_HCCL_OK(HcclGetRankId(shrunk, &rank));
+    EXPECT_EQ(size, 2u);
+    EXPECT_EQ(rank, r == 1 ? 0u : 1u);
+    std::vector<int32_t> mine(n);
+    for (std::size_t i = 0; i < n; ++i) mine[i] = r * 1000 + static_cast<int32_t>(i);
+    buf.upload(mine);
+    ASSERT_HCCL_OK(HcclAllReduce(buf.get(), buf.get(), n, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM,
+                                 shrunk, fresh));
+    ASSERT_ACL_OK(aclrtSynchronizeStream(fresh));
+    const std::vector<int32_t> got = buf.download<int32_t>(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(got[i], 4000 + 2 * static_cast<int32_t>(i)) << "rank " << r << " [" << i << "]";
+    }
+    EXPECT_EQ(HcclCommDestroy(shrunk), HCCL_SUCCESS);
+    (void)HcclCommDestroy(sub);
+    (void)aclrtSynchronizeStream(s);
+    EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyStream(fresh), ACL_SUCCESS);
+  });
+  for (HcclComm c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
 }
 
 }  // namespace
