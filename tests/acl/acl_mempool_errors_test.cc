@@ -215,9 +215,15 @@ TEST_F(AclMemPoolTest, MallocAndFreeErrors) {
 
   EXPECT_ACL_ERROR(aclrtMemPoolFreeAsync(nullptr, stream_), ACL_ERROR_INVALID_PARAM, "ptr is null");
   p = allocate(16, stream_);
-  ASSERT_ACL_OK(aclrtMemPoolFreeAsync(p, stream_));
-  EXPECT_ACL_ERROR(aclrtMemPoolFreeAsync(p, stream_), ACL_ERROR_RT_MEMORY_FREE,
-                   "was already given back to its pool");
+  {
+    // The first free still queued (the gate holds the stream): had it run, the pool
+    // might have released the block, and the second would name another error.
+    Gate gate;
+    gate.hold(stream_);
+    ASSERT_ACL_OK(aclrtMemPoolFreeAsync(p, stream_));
+    EXPECT_ACL_ERROR(aclrtMemPoolFreeAsync(p, stream_), ACL_ERROR_RT_MEMORY_FREE,
+                     "was already given back to its pool");
+  }
   ASSERT_ACL_OK(aclrtSynchronizeStream(stream_));
   p = allocate(16, stream_);
   EXPECT_ACL_ERROR(aclrtMemPoolFreeAsync(static_cast<char*>(p) + 64, stream_),
