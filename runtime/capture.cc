@@ -110,6 +110,16 @@ std::shared_ptr<Model> newModel() {
   return owned;
 }
 
+std::shared_ptr<CaptureState> newStreamCapture(Stream* stream, CaptureMode mode) {
+  auto c = std::make_shared<CaptureState>();
+  c->mode = mode;
+  c->thread = std::this_thread::get_id();
+  c->lanes = {stream};
+  c->laneTasks = {0};
+  c->joined = {true};
+  return c;
+}
+
 void activateCapture(const std::shared_ptr<CaptureState>& c) {
   std::lock_guard<std::mutex> lock(gMu);
   activeCaptures().insert(c);
@@ -163,12 +173,7 @@ Status captureBegin(Stream* stream, CaptureMode mode) {
     if (s->capture() != nullptr) {
       return makeError(ErrorCode::kCaptured, "captureBegin: {} captures already", s->name());
     }
-    auto c = std::make_shared<CaptureState>();
-    c->mode = mode;
-    c->thread = std::this_thread::get_id();
-    c->lanes = {s};
-    c->laneTasks = {0};
-    c->joined = {true};
+    auto c = newStreamCapture(s, mode);
     (void)startModel(c);
     s->setCapture(c, 0);
     return Status::Ok();

@@ -218,6 +218,9 @@ void endCapture(const std::shared_ptr<CaptureState>& capture);
 Model* startModel(const std::shared_ptr<CaptureState>& capture);
 /// A new empty model with a new id, registered (owned) until forgetModel.
 std::shared_ptr<Model> newModel();
+/// A capture of `stream` alone (lane 0), begun by the calling thread in `mode`; not
+/// yet running (startModel or activateCapture).
+std::shared_ptr<CaptureState> newStreamCapture(Stream* stream, CaptureMode mode);
 /// Counts `capture` among the running ones (captureActive) until endCapture.
 void activateCapture(const std::shared_ptr<CaptureState>& capture);
 /// Drops the registry's hold on `model` and on its branch models (it is freed with

@@ -194,12 +194,7 @@ Status captureBeginInto(Stream* stream, Model* model, CaptureMode mode) {
                        "(captureCondTask makes those; each is captured once)",
                        model->id());
     }
-    auto c = std::make_shared<CaptureState>();
-    c->mode = mode;
-    c->thread = std::this_thread::get_id();
-    c->lanes = {s};
-    c->laneTasks = {0};
-    c->joined = {true};
+    auto c = newStreamCapture(s, mode);
     c->modelId = model->id();
     c->model = model;
     c->keep = std::move(hold);

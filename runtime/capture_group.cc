@@ -157,12 +157,7 @@ Status groupUpdateBegin(Stream* stream, TaskGroup* group) {
                        "on a stream that does neither",
                        s->name());
     }
-    auto c = std::make_shared<CaptureState>();
-    c->mode = CaptureMode::kRelaxed;  // refuses nothing to other threads
-    c->thread = std::this_thread::get_id();
-    c->lanes = {s};
-    c->laneTasks = {0};
-    c->joined = {true};
+    auto c = newStreamCapture(s, CaptureMode::kRelaxed);  // refuses nothing to others
     c->modelId = held->modelId();
     c->updating = std::move(held);  // outlives its model's destruction until it ends
     activateCapture(c);
