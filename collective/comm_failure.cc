@@ -97,7 +97,9 @@ bool Communicator::Impl::leftByAbort(int r) const {
 }
 
 void Communicator::Impl::noteAbort() {
-  if (store_ == nullptr) return;
+  // A failed operation left its note (spreadFailure) before the failure reached
+  // the stream: its cause, not this abort, is what the others must read.
+  if (store_ == nullptr || !asyncError().ok()) return;
   const Status aborted(ErrorCode::kAborted,
                        fmt::format("rank {} aborted its communicator", rank));
   Status wrote = store_->setBefore(failureKey(rank), encodeNote(aborted),
@@ -148,7 +150,7 @@ Status Communicator::Impl::spreadFailure(Status s, Deadline opDeadline) {
   // The node's other ranks may wait for this one in a mesh barrier of a later call
   // (theirs of this one ended well: a hierarchical call fails in its cross-node
   // part on some ranks only); ended connections do not reach them, leaving does.
-  if (mesh_ != nullptr) mesh_->failNow();
+  if (mesh_ != nullptr) mesh_->failNow(s.message());
   return s;
 }
 

@@ -203,13 +203,15 @@ Status Mesh::hierarchicalAllReduce(const OpDesc& op,
   const Block mine = blockOf(op.count, n_, me_);
   char* slice = static_cast<char*>(out) + mine.offset * e;
   Status s = inter(slice, mine.count);
-  if (s.ok()) s = executeShared(sched, buffers, red, op, n_, deadline, aborted, 2, 3);
-  // Everyone passes the completion barrier, even after a failure, so that the
-  // node's barrier counts stay aligned; the failure is returned afterwards.
-  Status done = executeShared(sched, buffers, red, op, n_, deadline, aborted, 3);
+  // After a failure this rank passes no further barrier: its arrival there would
+  // count as its arrival at the round it skipped (one counter), and the others
+  // would return their own input for its block as the result. It leaves the
+  // mesh instead (concludeOp: its note first, so that they can name the cause),
+  // which fails their waits.
+  if (!s.ok()) return s;
+  s = executeShared(sched, buffers, red, op, n_, deadline, aborted, 2);
   depart();
   if (!s.ok()) return s;
-  COHORT_RETURN_IF_ERROR(done);
   if (out != op.output) std::memcpy(op.output, out, bytes);
   return Status::Ok();
 }

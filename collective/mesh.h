@@ -101,8 +101,9 @@ class Mesh final : public SharedGroup {
   Status drain(Deadline deadline, const std::atomic<bool>& aborted);
   /// Leaves now, telling the peers that this rank aborted.
   void abortNow() { leave(transport::shm::Departure::kAborted); }
-  /// Leaves now, telling the peers that this rank failed (its communicator did).
-  void failNow() { leave(transport::shm::Departure::kFailed); }
+  /// Leaves now, telling the peers that this rank failed (its communicator did)
+  /// and why.
+  void failNow(const std::string& cause = "") { leave(transport::shm::Departure::kFailed, cause); }
 
   // SharedGroup: a signal arrives at the node-wide barrier; the first of a call
   // settles the last call if it did not wait for its barrier, then describes
@@ -190,11 +191,12 @@ class Mesh final : public SharedGroup {
                     const std::atomic<bool>& aborted);
   Status checkPeers(const OpDesc& op, const char* phase, std::string* late,
                     const std::function<bool(int)>& behind = {}) const;
-  /// Tells the peers this rank takes no further part: a peer waiting in a barrier
-  /// fails with kRemoteError at its next liveness check (within 200 ms).
-  void leave(transport::shm::Departure why = transport::shm::Departure::kFailed);
+  /// Tells the peers this rank takes no further part (and why, `cause`): a peer
+  /// waiting in a barrier fails with kRemoteError at once (Mesh::waitFor).
+  void leave(transport::shm::Departure why = transport::shm::Departure::kFailed,
+             const std::string& cause = "");
   /// How member j left (for the errors of the ones still here).
-  const char* departureText(int j) const;
+  std::string departureText(int j) const;
   /// Runs `op`'s direct schedule (collective/direct.h) with the executor.
   Status direct(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   /// The schedule of `shape` (the last one, when the shape repeats).

@@ -27,17 +27,26 @@ namespace {
 constexpr std::uint64_t kLeft = ~std::uint64_t(0);
 }  // namespace
 
-void Mesh::leave(transport::shm::Departure why) {
-  members_[static_cast<std::size_t>(me_)]->markDeparted(why);
+// Waiters look at the departures count along with their condition: they fail at
+// once rather than at their next liveness check.
+void Mesh::leave(transport::shm::Departure why, const std::string& cause) {
+  members_[static_cast<std::size_t>(me_)]->markDeparted(why, cause);
   region(me_).arrive.store(kLeft, std::memory_order_release);
+  region(0).departures.fetch_add(1, std::memory_order_seq_cst);
+  region(0).sharedWake.notifyIfSleeping();
 }
 
-const char* Mesh::departureText(int j) const {
+std::string Mesh::departureText(int j) const {
   using transport::shm::Departure;
-  switch (members_[static_cast<std::size_t>(j)]->departure()) {
+  const auto* m = members_[static_cast<std::size_t>(j)];
+  switch (m->departure()) {
     case Departure::kAborted: return "aborted its communicator";
     case Departure::kDestroyed: return "destroyed its communicator";
-    case Departure::kFailed: return "left the communicator after a failure";
+    case Departure::kFailed: {
+      const std::string cause = m->departureCause();
+      return cause.empty() ? "left the communicator after a failure"
+                           : "left the communicator after a failure (" + cause + ")";
+    }
     default: return "left the communicator";
   }
 }

@@ -44,6 +44,9 @@ struct alignas(64) MessageRing {
   MessageDesc desc[kRingEntries];
 };
 
+/// The longest failure text a block keeps (ControlBlock::cause).
+constexpr std::size_t kCauseBytes = 512;
+
 /// The fixed part of a rank's block; its shared region follows at regionOffset.
 struct ControlBlock {
   std::uint32_t magic;
@@ -54,6 +57,9 @@ struct ControlBlock {
   // A Departure: why this rank left (written once, before the layer above says
   // in its region that it left).
   alignas(64) std::atomic<std::uint32_t> departure;
+  // Why, in words, when it failed (NUL-terminated; written before departure):
+  // what its node's peers name when the job's store cannot be reached.
+  char cause[kCauseBytes];
   MessageRing inbound[kMaxLocalRanks];  // indexed by the sender's local index
 };
 

@@ -12,6 +12,8 @@
 
 #include <cerrno>
 #include <map>
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,11 +44,21 @@ struct ShmPeer {
   Departure departure() const {
     return static_cast<Departure>(block->departure.load(std::memory_order_relaxed));
   }
-  /// Says (for this rank's own mapping) why it leaves; the first reason stays.
-  void markDeparted(Departure why) const {
+  /// Says (for this rank's own mapping) why it leaves, with `cause` in words;
+  /// the first reason stays.
+  void markDeparted(Departure why, const std::string& cause = "") const {
+    if (block->departure.load(std::memory_order_acquire) != 0) return;
+    const std::size_t n = std::min(cause.size(), kCauseBytes - 1);
+    std::memcpy(block->cause, cause.data(), n);
+    block->cause[n] = '\0';
     std::uint32_t none = 0;
     block->departure.compare_exchange_strong(none, static_cast<std::uint32_t>(why),
-                                             std::memory_order_relaxed);
+                                             std::memory_order_release);
+  }
+  /// The cause the peer gave when it left (empty if none).
+  std::string departureCause() const {
+    if (block->departure.load(std::memory_order_acquire) == 0) return "";
+    return std::string(block->cause, strnlen(block->cause, kCauseBytes));
   }
 };
 
