@@ -214,6 +214,9 @@ class Communicator::Impl {
   collective::DeviceArea scratch_{"communicator scratch memory"};
   collective::DeviceArea stage_{"communicator staging memory"};
   std::atomic<bool> aborted_{false};
+  /// Operations run so far (a tcp link's retry budget is per operation); read by
+  /// the connections, which it outlives.
+  std::atomic<std::uint64_t> operationsRun_{0};
   std::unique_ptr<collective::OpHistory> history_;  // made by create(), never null after
   bool failureLogged_ = false;                      // stream worker only
   bool failureSpread_ = false;                      // stream worker only

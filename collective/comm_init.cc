@@ -137,6 +137,7 @@ Status Communicator::Impl::connect() {
   ctx.token = token_;
   ctx.connectDeadline = deadline;
   ctx.shmRegionBytes = sizeof(collective::MeshRegion);
+  ctx.operations = &operationsRun_;
   std::vector<int> others;
   for (int r = 0; r < size; ++r) {
     if (r != rank) others.push_back(r);

@@ -366,6 +366,7 @@ Status Communicator::Impl::runOp(const OpDesc& op, std::uint64_t historyId) {
   collective::OpHistory::RunScope scope(history_.get(), historyId);
   trace::Span span("collective", trace::enabled() ? op.describe() : std::string());
   const Deadline deadline = execDeadline();
+  operationsRun_.fetch_add(1, std::memory_order_relaxed);
   Status s = aborted_.load() ? makeError(ErrorCode::kAborted, "{}: aborted", op.describe())
                              : runChosen(op, historyId, deadline);
   s = concludeOp(op, historyId, std::move(s), deadline);

@@ -6,6 +6,7 @@
 #include <climits>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <functional>
@@ -44,6 +45,28 @@ std::vector<std::string> splitList(const std::string& s, char sep) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
+}
+
+// "Key:value,Key:value" (spaces around items allowed, as CANN's examples have
+// them), each key one of `keys` and at most once; `take` parses each value.
+bool parseKeyList(const std::string& text, std::vector<std::string> keys,
+                  const std::function<bool(const std::string&, const std::string&)>& take) {
+  std::vector<std::string> seen;
+  const auto items = splitList(text, ',');
+  if (items.empty()) return false;
+  for (std::string item : items) {
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    const auto colon = item.find(':');
+    if (colon == std::string::npos) return false;
+    const std::string key = item.substr(0, colon), value = item.substr(colon + 1);
+    if (std::find(keys.begin(), keys.end(), key) == keys.end() ||
+        std::find(seen.begin(), seen.end(), key) != seen.end() || !take(key, value)) {
+      return false;
+    }
+    seen.push_back(key);
+  }
+  return true;
 }
 
 Var intVar(const char* name, const char* expected, long lo, long hi, int Config::*field) {
@@ -251,6 +274,36 @@ const std::vector<Alias>& aliases() {
        "COHORT_RDMA_TIMEOUT"},
       {intVar("HCCL_RDMA_RETRY_CNT", "an integer in [1, 7]", 1, 7, &Config::rdmaRetryCnt),
        "COHORT_RDMA_RETRY_CNT"},
+      {Var{"HCCL_OP_RETRY_ENABLE", "a list like L0:0,L1:1,L2:0 (each level at most once, 0 or 1)",
+           [](Config& c, const std::string& v) {
+             return parseKeyList(v, {"L0", "L1", "L2"}, [&](const std::string& key, const std::string& value) {
+               int on = 0;
+               if (!parseInt(value, 0, 1, &on)) return false;
+               (key == "L0" ? c.retryL0 : key == "L1" ? c.retryL1 : c.retryL2) = on == 1;
+               return true;
+             });
+           },
+           [](const Config& c) {
+             return fmt::format("L0:{},L1:{},L2:{}", int(c.retryL0), int(c.retryL1), int(c.retryL2));
+           }},
+       ""},
+      {Var{"HCCL_OP_RETRY_PARAMS",
+           "a list like MaxCnt:3,HoldTime:5000,IntervalTime:1000 (MaxCnt in [1, 10], the times "
+           "in ms in [0, 60000])",
+           [](Config& c, const std::string& v) {
+             return parseKeyList(v, {"MaxCnt", "HoldTime", "IntervalTime"},
+                                 [&](const std::string& key, const std::string& value) {
+                                   if (key == "MaxCnt") return parseInt(value, 1, 10, &c.retryMaxCnt);
+                                   return parseInt(value, 0, 60000,
+                                                   key == "HoldTime" ? &c.retryHoldMs
+                                                                     : &c.retryIntervalMs);
+                                 });
+           },
+           [](const Config& c) {
+             return fmt::format("MaxCnt:{},HoldTime:{},IntervalTime:{}", c.retryMaxCnt,
+                                c.retryHoldMs, c.retryIntervalMs);
+           }},
+       ""},
       {Var{"ASCEND_RT_VISIBLE_DEVICES", "a comma-separated list of distinct device ids",
            findVar("COHORT_VISIBLE_DEVICES").set, findVar("COHORT_VISIBLE_DEVICES").show},
        "COHORT_VISIBLE_DEVICES"},

@@ -49,6 +49,15 @@ struct Config {
   int rdmaTimeout = 20;
   int rdmaRetryCnt = 7;
   std::string linkCheck = "basic";  ///< off | basic | full
+  // Re-establishing broken links (HCCL_OP_RETRY_ENABLE, HCCL_OP_RETRY_PARAMS, with
+  // CANN's defaults): per level, L0 within a server, L1 between servers, L2
+  // between super pods (none here).
+  bool retryL0 = false;
+  bool retryL1 = false;
+  bool retryL2 = false;
+  int retryMaxCnt = 1;          ///< breaks one operation rides out per link
+  int retryHoldMs = 5000;       ///< how long a broken link may stay unusable
+  int retryIntervalMs = 1000;   ///< between two attempts to re-establish it
   // Collectives.
   std::string algo;                    ///< "allreduce=ring;allgather=mesh"
   std::string hcclAlgo;                ///< HCCL_ALGO, in HCCL's syntax

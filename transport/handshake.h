@@ -23,7 +23,7 @@ struct JobToken {
   bool operator!=(const JobToken& o) const { return bytes != o.bytes; }
 };
 
-enum class ChannelKind : std::uint8_t { kStore = 1, kData = 2, kLinkCheck = 3 };
+enum class ChannelKind : std::uint8_t { kStore = 1, kData = 2, kLinkCheck = 3, kReconnect = 4 };
 
 struct Handshake {
   static constexpr std::uint32_t kMagic = 0x43485254;  // "CHRT"

@@ -5,6 +5,7 @@
 // the bootstrap exchanges; connect() reads the peer's blob.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct TransportContext {
   /// The bytes of shared region each rank's shared-memory transport maps for its
   /// local peers (the same on every rank; the collective layer lays them out).
   std::size_t shmRegionBytes = 0;
+  /// Operations the communicator started so far (a link's retry budget is per
+  /// operation); outlives the connections. Null: not counted.
+  const std::atomic<std::uint64_t>* operations = nullptr;
 };
 
 /// One instance per communicator rank. Not thread-safe.

@@ -88,6 +88,33 @@ TEST(ConfigTest, DescribeListsEveryVariable) {
   EXPECT_NE(text.find("COHORT_LOG_LEVEL=warn\n"), std::string::npos);
 }
 
+// HCCL_OP_RETRY_ENABLE / HCCL_OP_RETRY_PARAMS: CANN's defaults, format and ranges.
+TEST(HcclConfigTest, OpRetryLevelsAndParameters) {
+  const Config none = Config::parse({});
+  EXPECT_FALSE(none.retryL0 || none.retryL1 || none.retryL2);
+  EXPECT_EQ(none.retryMaxCnt, 1);
+  EXPECT_EQ(none.retryHoldMs, 5000);
+  EXPECT_EQ(none.retryIntervalMs, 1000);
+  const Config on = Config::parse({{"HCCL_OP_RETRY_ENABLE", "L0:0,L1:1,L2:0"},
+                                   {"HCCL_OP_RETRY_PARAMS", "MaxCnt:3, HoldTime:200, IntervalTime:0"}});
+  EXPECT_TRUE(on.errors.empty()) << on.status().toString();
+  EXPECT_FALSE(on.retryL0);
+  EXPECT_TRUE(on.retryL1);
+  EXPECT_EQ(on.retryMaxCnt, 3);
+  EXPECT_EQ(on.retryHoldMs, 200);
+  EXPECT_EQ(on.retryIntervalMs, 0);
+  EXPECT_TRUE(Config::parse({{"HCCL_OP_RETRY_ENABLE", "L0:1"}}).retryL0);
+  for (const char* bad : {"L1", "L1:2", "L3:1", "L1:1,L1:0", "", "L1:1;L2:0"}) {
+    const Config c = Config::parse({{"HCCL_OP_RETRY_ENABLE", bad}});
+    EXPECT_NE(c.status().message().find("HCCL_OP_RETRY_ENABLE"), std::string::npos) << bad;
+  }
+  for (const char* bad : {"MaxCnt:0", "MaxCnt:11", "HoldTime:60001", "IntervalTime:-1",
+                          "Hold:10", "MaxCnt:2,MaxCnt:3", "MaxCnt=3"}) {
+    const Config c = Config::parse({{"HCCL_OP_RETRY_PARAMS", bad}});
+    EXPECT_NE(c.status().message().find("HCCL_OP_RETRY_PARAMS"), std::string::npos) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace cohort
 

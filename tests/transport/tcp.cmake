@@ -11,3 +11,7 @@ cohort_add_test(transport_tcp_multiprocess_test
   SOURCES tcp_pair.cc tcp_multiprocess_test.cc
   LIBS cohort_transport
   ENV "${tcp_test_env}")
+cohort_add_test(transport_tcp_retry_test
+  SOURCES tcp_pair.cc tcp_retry_test.cc
+  LIBS cohort_transport LABELS tsan
+  ENV "${tcp_test_env};HCCL_OP_RETRY_ENABLE=L0:1,L1:1;HCCL_OP_RETRY_PARAMS=MaxCnt:3,HoldTime:2000,IntervalTime:100")

@@ -25,6 +25,8 @@ constexpr std::size_t kPumpBudget = 4 << 20;
 // Received bytes reduced at once: small enough to stay in cache.
 constexpr std::size_t kReduceStep = 64 << 10;
 constexpr int kMaxIov = 16;
+// The first ring of written bytes a retrying stream keeps (it doubles as needed).
+constexpr std::size_t kMinKept = 1 << 20;
 
 bool wouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
@@ -41,15 +43,18 @@ SocketStream::SocketStream(int fd, int index, int count, std::string where, std:
 SocketStream::~SocketStream() { ::close(fd_); }
 
 bool SocketStream::atSendFrameBoundary() const {
-  return sends_.empty() || (sendOffset_ == 0 && sends_.front().frameStart);
+  return replayAt_ == writtenTotal_ &&
+         (sends_.empty() || (sendOffset_ == 0 && sends_.front().frameStart));
 }
 
-Status SocketStream::closedError(const char* op) const {
+Status SocketStream::closedError(const char* op) {
+  broken_ = true;
   return makeError(ErrorCode::kRemoteError, "{} closed by the peer (socket {} of {}, while {})",
                    where_, index_, count_, op);
 }
 
-Status SocketStream::ioError(int err, const char* op) const {
+Status SocketStream::ioError(int err, const char* op) {
+  broken_ = true;
   if (err == ECONNRESET || err == EPIPE) {
     return makeError(ErrorCode::kRemoteError,
                      "{} reset by the peer (socket {} of {}, while {}: {})", where_, index_, count_,
@@ -60,6 +65,10 @@ Status SocketStream::ioError(int err, const char* op) const {
 }
 
 Status SocketStream::pumpSend() {
+  if (replayAt_ < writtenTotal_) {
+    COHORT_RETURN_IF_ERROR(replay());
+    if (replayAt_ < writtenTotal_) return Status::Ok();
+  }
   std::size_t moved = 0;
   while (!sends_.empty() && moved < kPumpBudget) {
     iovec iov[kMaxIov];
@@ -89,6 +98,9 @@ void SocketStream::advanceSend(std::size_t n) {
   while (n > 0) {
     SendPiece& front = sends_.front();
     const std::size_t take = std::min(n, front.bytes - sendOffset_);
+    if (keeping_) keep(front.data + sendOffset_, take);
+    writtenTotal_ += take;
+    replayAt_ = writtenTotal_;  // new bytes are written only once a replay is done
     sendOffset_ += take;
     n -= take;
     if (sendOffset_ == front.bytes) {
@@ -138,6 +150,7 @@ Status SocketStream::pumpRecv() {
         eof_ = true;
         return closedError("receiving");
       }
+      readTotal_ += static_cast<std::size_t>(k);
       got = std::min(want, static_cast<std::size_t>(k));
       tail_ = static_cast<std::size_t>(k) - got;  // staging was empty: head_ == 0
     }
@@ -175,6 +188,7 @@ Status SocketStream::fillStaging(std::size_t n, bool* ready) {
       eof_ = true;
       return closedError("waiting for a message");
     }
+    readTotal_ += static_cast<std::size_t>(k);
     tail_ += static_cast<std::size_t>(k);
     *ready = stagedBytes() >= n;
     return Status::Ok();
@@ -202,5 +216,69 @@ bool SocketStream::writeUrgent(const std::uint8_t* data, std::size_t n,
 }
 
 void SocketStream::shutdownWrite() { ::shutdown(fd_, SHUT_WR); }
+
+void SocketStream::shutdownBoth() { ::shutdown(fd_, SHUT_RDWR); }
+
+void SocketStream::keep(const std::uint8_t* data, std::size_t n) {
+  const std::size_t length = writtenTotal_ - keptFrom_;  // kept before these n
+  if (length + n > kept_.size()) {
+    std::size_t capacity = std::max<std::size_t>(kept_.size(), kMinKept);
+    while (capacity < length + n) capacity *= 2;
+    std::vector<std::uint8_t> grown(capacity);
+    const std::size_t first = std::min(length, kept_.size() - keptHead_);
+    if (length > 0) {
+      std::memcpy(grown.data(), kept_.data() + keptHead_, first);
+      std::memcpy(grown.data() + first, kept_.data(), length - first);
+    }
+    kept_.swap(grown);
+    keptHead_ = 0;
+  }
+  const std::size_t mask = kept_.size() - 1;
+  const std::size_t at = (keptHead_ + length) & mask;
+  const std::size_t first = std::min(n, kept_.size() - at);
+  std::memcpy(kept_.data() + at, data, first);
+  std::memcpy(kept_.data(), data + first, n - first);
+}
+
+void SocketStream::acked(std::uint64_t peerRead) {
+  if (peerRead <= keptFrom_ || peerRead > writtenTotal_) return;
+  if (!kept_.empty()) keptHead_ = (keptHead_ + (peerRead - keptFrom_)) & (kept_.size() - 1);
+  keptFrom_ = peerRead;
+}
+
+void SocketStream::adopt(int fd) {
+  ::close(fd_);
+  fd_ = fd;
+  eof_ = false;
+  broken_ = false;
+}
+
+Status SocketStream::replayFrom(std::uint64_t peerRead) {
+  if (peerRead < keptFrom_ || peerRead > writtenTotal_) {
+    return makeError(ErrorCode::kConnectionError,
+                     "{}: the peer resumed socket {} of {} at byte {}, but this side wrote {} "
+                     "and keeps them from byte {}",
+                     where_, index_, count_, peerRead, writtenTotal_, keptFrom_);
+  }
+  acked(peerRead);
+  replayAt_ = peerRead;
+  return Status::Ok();
+}
+
+Status SocketStream::replay() {
+  while (replayAt_ < writtenTotal_) {
+    const std::size_t at = (keptHead_ + (replayAt_ - keptFrom_)) & (kept_.size() - 1);
+    const std::size_t n =
+        std::min<std::uint64_t>(writtenTotal_ - replayAt_, kept_.size() - at);
+    const ssize_t k = ::send(fd_, kept_.data() + at, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      if (wouldBlock(errno)) return Status::Ok();
+      return ioError(errno, "sending again after a reconnection");
+    }
+    replayAt_ += static_cast<std::uint64_t>(k);
+  }
+  return Status::Ok();
+}
 
 }  // namespace cohort::transport::tcp

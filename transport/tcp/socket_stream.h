@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cohort/status.h"
 #include "transport/connection.h"
@@ -47,7 +48,34 @@ class SocketStream {
   SocketStream& operator=(const SocketStream&) = delete;
 
   int fd() const { return fd_; }
-  void queueSend(const SendPiece& piece) { sends_.push_back(piece); }
+
+  // Retry mode (tcp_retry.h): the stream outlives its socket.
+  /// Keeps every byte written until acked(), so that resumeOn() can write it again.
+  void keepWritten() { keeping_ = true; }
+  /// Bytes read from the stream so far (over every socket it had).
+  std::uint64_t readTotal() const { return readTotal_; }
+  /// The peer read the first `peerRead` bytes: they need not be kept.
+  void acked(std::uint64_t peerRead);
+  /// An I/O error or the peer's FIN ended the current socket.
+  bool broken() const { return broken_; }
+  /// Bytes written and not yet acked.
+  bool keepsBytes() const { return writtenTotal_ > keptFrom_; }
+  /// Goes on over `fd` (taken over; the old socket is closed); the owner
+  /// writes nothing before replayFrom().
+  void adopt(int fd);
+  /// Writes again from byte `peerRead`, what the peer says it read, before
+  /// anything new. kConnectionError when that is not a byte this stream keeps.
+  Status replayFrom(std::uint64_t peerRead);
+  /// Ends the current socket both ways (the peer notices the break at once).
+  void shutdownBoth();
+  void queueSend(const SendPiece& piece) {
+    sends_.push_back(piece);
+    queuedTotal_ += piece.bytes;
+  }
+  /// Bytes ever queued for sending (retry mode: a message is acked once
+  /// ackedTotal() reaches what was queued up to its end).
+  std::uint64_t queuedTotal() const { return queuedTotal_; }
+  std::uint64_t ackedTotal() const { return keptFrom_; }
   void queueRecv(const RecvPiece& piece) { recvs_.push_back(piece); }
   bool sendQueued() const { return !sends_.empty(); }
   bool recvQueued() const { return !recvs_.empty(); }
@@ -74,13 +102,15 @@ class SocketStream {
   bool peerClosed() const { return eof_; }
 
  private:
-  Status ioError(int err, const char* op) const;
-  Status closedError(const char* op) const;
+  Status ioError(int err, const char* op);
+  Status closedError(const char* op);
+  void keep(const std::uint8_t* data, std::size_t n);
+  Status replay();
   std::uint8_t* target(const RecvPiece& piece);
   void advanceRecv(RecvPiece& piece, std::size_t n);
   void advanceSend(std::size_t n);
 
-  const int fd_;
+  int fd_;
   const int index_;
   const int count_;
   const std::string where_;
@@ -92,6 +122,15 @@ class SocketStream {
   std::size_t head_ = 0, tail_ = 0;
   std::unique_ptr<std::uint8_t[]> bounce_;  // allocated at the first reduced receive
   bool eof_ = false;
+  // Retry mode: bytes [keptFrom_, writtenTotal_) of the stream, in a ring
+  // (kept_, capacity a power of two, keptFrom_ at keptHead_), and the point a
+  // resumed socket writes again from (replayAt_ < writtenTotal_ while it does).
+  bool keeping_ = false;
+  bool broken_ = false;
+  std::uint64_t readTotal_ = 0, writtenTotal_ = 0, keptFrom_ = 0, replayAt_ = 0;
+  std::uint64_t queuedTotal_ = 0;
+  std::vector<std::uint8_t> kept_;
+  std::size_t keptHead_ = 0;
 };
 
 }  // namespace cohort::transport::tcp

@@ -23,29 +23,63 @@ ErrorCode codeFromWire(std::uint16_t code) {
 
 }  // namespace
 
-TcpConnection::TcpConnection(const LinkEnds& ends, std::vector<int> fds, std::size_t chunkBytes)
+TcpConnection::TcpConnection(const LinkEnds& ends, std::vector<int> fds, std::size_t chunkBytes,
+                             std::unique_ptr<Resilience> resilience)
     : ends_(ends),
       where_(fmt::format("rank {}: connection to rank {} ({})", ends.selfRank, ends.peerRank,
                          ends.peerAddress)),
       chunkBytes_(chunkBytes),
       epollFd_(::epoll_create1(EPOLL_CLOEXEC)),
-      interest_(fds.size(), 0) {
+      retry_(std::move(resilience)) {
+  if (retry_ != nullptr) {
+    ackFd_ = fds.back();
+    fds.pop_back();
+    tuneRetrySocket(ackFd_);
+  }
   const int count = static_cast<int>(fds.size());
   for (int i = 0; i < count; ++i) {
     const int fd = fds[static_cast<std::size_t>(i)];
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     streams_.push_back(std::make_unique<SocketStream>(fd, i, count, where_, chunkBytes));
-    epoll_event ev{};
-    ev.data.u32 = static_cast<std::uint32_t>(i);
-    if (epollFd_ >= 0) ::epoll_ctl(epollFd_, EPOLL_CTL_ADD, fd, &ev);
+    if (retry_ != nullptr) {
+      streams_.back()->keepWritten();
+      tuneRetrySocket(fd);
+    }
+  }
+  ackedReads_.assign(streams_.size(), 0);
+  watchSockets();
+  if (retry_ != nullptr) {
+    retry_->hub->attach(ends_.peerRank,
+                        [this](std::vector<std::uint64_t>* reads) { return idleReads(reads); });
   }
 }
 
 TcpConnection::~TcpConnection() {
+  if (retry_ != nullptr) retry_->hub->detach(ends_.peerRank);
   if (epollFd_ >= 0) ::close(epollFd_);
+  if (ackFd_ >= 0) ::close(ackFd_);
+}
+
+// Registers the current sockets with epoll, no interest yet (updateInterest).
+void TcpConnection::watchSockets() {
+  interest_.assign(streams_.size(), 0);
+  interestValid_ = false;
+  if (epollFd_ < 0) return;
+  for (std::size_t i = 0; i < streams_.size(); ++i) {
+    epoll_event ev{};
+    ev.data.u32 = static_cast<std::uint32_t>(i);
+    ::epoll_ctl(epollFd_, EPOLL_CTL_ADD, streams_[i]->fd(), &ev);
+  }
+  ackInterest_ = 0;
+  if (ackFd_ >= 0) {
+    epoll_event ev{};
+    ev.data.u32 = static_cast<std::uint32_t>(streams_.size());
+    ::epoll_ctl(epollFd_, EPOLL_CTL_ADD, ackFd_, &ev);
+  }
 }
 
 Status TcpConnection::postSend(const void* data, std::size_t bytes) {
+  auto lock = guard();
   if (!error_.ok()) return error_;
   if (data == nullptr && bytes > 0) {
     return makeError(ErrorCode::kInvalidArgument, "{}: send of {} bytes from a null pointer",
@@ -62,11 +96,15 @@ Status TcpConnection::postSend(const void* data, std::size_t bytes) {
     streams_[static_cast<std::size_t>(c.socket)]->queueSend(
         {base + c.offset, c.bytes, &op.remaining, false});
   });
+  if (retry_ != nullptr) {
+    for (const auto& stream : streams_) op.ends.push_back(stream->queuedTotal());
+  }
   return Status::Ok();
 }
 
 Status TcpConnection::postRecv(void* dst, std::size_t bytes, const Reduction* reduce,
                                const void* accumulate) {
+  auto lock = guard();
   if (!error_.ok()) return error_;
   if (dst == nullptr && bytes > 0) {
     return makeError(ErrorCode::kInvalidArgument, "{}: receive of {} bytes into a null pointer",
@@ -94,7 +132,14 @@ Status TcpConnection::postRecv(void* dst, std::size_t bytes, const Reduction* re
 }
 
 Status TcpConnection::progress() {
+  auto lock = guard();
   if (!error_.ok()) return error_;
+  if (retry_ != nullptr) {
+    Status up = keepLinkUp();
+    if (!up.ok()) return fail(up);
+    retire();  // acks read, or learned from a probe, complete sends
+    if (link_ != Link::kUp) return Status::Ok();
+  }
   if (nothingToDo()) return Status::Ok();
   Status sent;
   for (auto& s : streams_) {
@@ -108,8 +153,10 @@ Status TcpConnection::progress() {
   Status st = receiveFrames();
   for (std::size_t i = 1; i < streams_.size() && st.ok(); ++i) st = streams_[i]->pumpRecv();
   retire();
+  if (retry_ != nullptr && error_.ok() && anyBroken()) return onBreak(!sent.ok() ? sent : st);
   if (!sent.ok()) return fail(sent);
   if (!st.ok()) return fail(st);
+  if (retry_ != nullptr) sendAck();
   updateInterest();
   return Status::Ok();
 }
@@ -153,7 +200,7 @@ Status TcpConnection::receiveFrames() {
     }
     bool ready = false;
     Status st = s0.fillStaging(kHeaderBytes, &ready);
-    if (!st.ok() && s0.peerClosed() && s0.stagedBytes() == 0) {
+    if (!st.ok() && s0.peerClosed() && s0.stagedBytes() == 0 && retry_ == nullptr) {
       // The peer closed between frames: what it sent on the other sockets may
       // still complete its last messages, so only an unmatched receive fails.
       peerGone_ = st;
@@ -217,7 +264,10 @@ Status TcpConnection::match(const FrameHeader& h) {
 }
 
 void TcpConnection::retire() {
-  while (!sends_.empty() && sends_.front().remaining == 0) {
+  // In retry mode a send completes once the peer read it, not once the kernel
+  // took it: its bytes are written again after a break until then.
+  while (!sends_.empty() && sends_.front().remaining == 0 &&
+         (retry_ == nullptr || delivered(sends_.front()))) {
     sends_.pop_front();
     ++sendsCompleted_;
   }
@@ -230,6 +280,7 @@ void TcpConnection::retire() {
 Status TcpConnection::fail(Status s, const std::string& peerText) {
   if (!error_.ok()) return error_;
   error_ = std::move(s);
+  if (retry_ != nullptr) retry_->hub->markFailed(ends_.peerRank);
   COHORT_LOG(kInfo, "transport", "{}", error_.toString());
   if (!peerText.empty()) tellPeer(error_.code(), peerText, std::chrono::milliseconds(200));
   for (auto& stream : streams_) stream->shutdownWrite();
@@ -257,8 +308,10 @@ void TcpConnection::tellPeer(ErrorCode code, const std::string& text,
 // stopped) gets 50 ms: the communicator aborts every connection within the
 // margin its operation's deadline leaves.
 void TcpConnection::abort(const Status& why) {
+  auto lock = guard();
   if (!error_.ok()) return;
   error_ = why;
+  if (retry_ != nullptr) retry_->hub->markFailed(ends_.peerRank);
   tellPeer(why.code() == ErrorCode::kTimeout ? ErrorCode::kTimeout : ErrorCode::kRemoteError,
            why.message(), std::chrono::milliseconds(50));
   for (auto& stream : streams_) stream->shutdownWrite();
@@ -295,7 +348,14 @@ void TcpConnection::updateInterest() {
 }
 
 WaitHint TcpConnection::waitHint() {
+  auto lock = guard();
   WaitHint hint;
+  if (retry_ != nullptr && link_ != Link::kUp) {
+    // Resuming: the peer's record arrives on the ack socket. Broken: nothing to
+    // sleep on but time (the waiter then naps briefly between progress calls).
+    hint.fd = link_ == Link::kResuming ? ackFd_ : -1;
+    return hint;
+  }
   hint.fd = epollFd_ >= 0 ? epollFd_ : streams_[0]->fd();  // without epoll: messages still wake
   return hint;
 }

@@ -2,19 +2,22 @@
 // 24-byte header on socket 0 (sequence number, byte count) and a payload cut into
 // chunks spread over the sockets (tcp_frame.h). The receiver checks each header
 // against the posted receive; a mismatch fails both ends (an error frame tells
-// the peer). Everything moves in progress() on the caller's thread.
+// the peer). Everything moves in progress() on the caller's thread. With a
+// retry policy (tcp_retry.h) a broken link is re-established instead of failing.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "transport/connection.h"
 #include "transport/tcp/socket_stream.h"
 #include "transport/tcp/tcp_frame.h"
+#include "transport/tcp/tcp_retry.h"
 
 namespace cohort::transport::tcp {
 
@@ -26,13 +29,28 @@ struct LinkEnds {
   std::string peerAddress;
 };
 
+/// How a connection re-establishes its link (HCCL_OP_RETRY_ENABLE).
+struct Resilience {
+  RetryPolicy policy;
+  std::shared_ptr<ReconnectHub> hub;  // this rank's, where the peer dials in
+  bool dials = false;                 // this rank is the lower: it dials the peer's hub
+  boost::asio::ip::tcp::endpoint peerHub;
+  Handshake hello;  // kReconnect, fromRank = this rank, toRank = the peer
+  TcpOptions options;
+  /// Operations the communicator started (MaxCnt counts breaks per operation);
+  /// outlives the connection. Null: all of its life is one operation.
+  const std::atomic<std::uint64_t>* operations = nullptr;
+};
+
 /// Owns its sockets. Not thread-safe: one thread posts and progresses. Lifetime:
 /// independent of the transport that made it; destruction closes the sockets,
 /// which the peer sees as an error at its next progress().
 class TcpConnection : public Connection {
  public:
-  /// `fds`: connected sockets in channel order (taken over, made non-blocking).
-  TcpConnection(const LinkEnds& ends, std::vector<int> fds, std::size_t chunkBytes);
+  /// `fds`: connected sockets in channel order (taken over, made non-blocking);
+  /// with `resilience`, the last one carries the reader's acks, not data.
+  TcpConnection(const LinkEnds& ends, std::vector<int> fds, std::size_t chunkBytes,
+                std::unique_ptr<Resilience> resilience = nullptr);
   ~TcpConnection() override;
 
   int peer() const override { return ends_.peerRank; }
@@ -53,11 +71,25 @@ class TcpConnection : public Connection {
   WaitHint waitHint() override;
 
   int socketCount() const { return static_cast<int>(streams_.size()); }
+  /// The descriptor socket `i` uses now (tests break links through it).
+  int socketFd(int i) const { return streams_[static_cast<std::size_t>(i)]->fd(); }
+  /// The ack socket's descriptor (retry mode), else -1.
+  int ackSocketFd() const { return ackFd_; }
+  /// Bytes read from the peer so far, over every socket (retry mode keeps counting
+  /// across reconnections).
+  std::uint64_t bytesRead() const {
+    std::uint64_t n = 0;
+    for (const auto& s : streams_) n += s->readTotal();
+    return n;
+  }
+  /// How many times the link was re-established (retry mode).
+  std::uint32_t reconnections() const { return generation_; }
 
  private:
   struct SendOp {
     std::uint8_t header[FrameHeader::kWireSize];
     std::size_t remaining;  // header + payload bytes not yet written
+    std::vector<std::uint64_t> ends;  // retry mode: each stream's queued total at its end
   };
   struct RecvOp {
     std::uint8_t* dst;
@@ -79,6 +111,28 @@ class TcpConnection : public Connection {
   void tellPeer(ErrorCode code, const std::string& text, std::chrono::milliseconds patience);
   void retire();
   void updateInterest();
+  void watchSockets();
+  /// Retry mode: the peer read all of `op` (its bytes may be reused).
+  bool delivered(const SendOp& op) const;
+  /// Retry mode: this end's lock (the hub reads an idle connection's state).
+  std::unique_lock<std::mutex> guard();
+  /// The hub's question (another thread): if this end is idle, what it has
+  /// read of each stream. False when it is busy (its owner answers itself).
+  bool idleReads(std::vector<std::uint64_t>* reads);
+  // Retry mode (tcp_retry.h).
+  enum class Link { kUp, kBroken, kResuming };
+  /// Takes the peer's new sockets, re-establishes a broken link, reads the
+  /// peer's resume record and acks: not ok when the link is lost for good.
+  Status keepLinkUp();
+  Status onBreak(const Status& cause);
+  Status tryReestablish();
+  void adopt(std::vector<int> fds, std::uint32_t generation);
+  /// Reads the ack socket into ackIn_; false at a break (handled).
+  Status readAckSocket();
+  Status applyRecords();
+  void sendAck();
+  void tuneRetrySocket(int fd) const;
+  bool anyBroken() const;
 
   const LinkEnds ends_;
   const std::string where_;  // "rank 0: connection to rank 1 (10.0.0.2:60001)"
@@ -95,6 +149,24 @@ class TcpConnection : public Connection {
   int epollFd_ = -1;
   std::vector<std::uint32_t> interest_;  // epoll events registered per socket
   bool interestValid_ = false;           // interest_ set by a progress() (not only the constructor)
+
+  std::unique_ptr<Resilience> retry_;
+  std::mutex mu_;  // retry mode only: the owner's calls against the hub's questions
+  Link link_ = Link::kUp;
+  int ackFd_ = -1;
+  std::uint32_t ackInterest_ = 0;  // epoll events registered for ackFd_
+  std::uint32_t generation_ = 0;  // of the sockets in use
+  Clock::time_point brokenAt_{}, nextTry_{};
+  Status breakCause_;
+  std::string lastTry_;  // why the last attempt to re-establish failed
+  int tries_ = 0;
+  std::uint64_t opAtBreak_ = ~std::uint64_t{0};
+  int breaksInOp_ = 0;
+  std::uint64_t hubSeen_ = 0;
+  std::vector<std::uint8_t> ackIn_;   // read from the ack socket, not yet parsed
+  std::vector<std::uint8_t> ackOut_;  // a record not yet fully written
+  std::size_t ackOutSent_ = 0;
+  std::vector<std::uint64_t> ackedReads_;  // what the last record sent said
 };
 
 }  // namespace cohort::transport::tcp

@@ -30,14 +30,15 @@ struct Dialer::State {
   };
 
   State(asio::io_context& io, const TcpOptions& o, const Handshake& h, tcp::endpoint t,
-        std::string w)
-      : io(io), options(o), hello(h), target(std::move(t)), where(std::move(w)) {}
+        std::string w, std::uint64_t base)
+      : io(io), options(o), hello(h), target(std::move(t)), where(std::move(w)), channelBase(base) {}
 
   asio::io_context& io;
   const TcpOptions options;
   const Handshake hello;
   const tcp::endpoint target;
   const std::string where;
+  const std::uint64_t channelBase;
   std::vector<std::unique_ptr<Channel>> channels;
   Status failure;
   bool abandoned = false;
@@ -69,15 +70,15 @@ void checkAnswer(const State& st, std::size_t i) {
   auto& ch = *st->channels[i];
   Handshake ack;
   Status s = Handshake::decode(ch.in.data(), &ack);
-  Handshake expected = Handshake::local(ChannelKind::kData, st->hello.token);
+  Handshake expected = Handshake::local(st->hello.kind, st->hello.token);
   expected.toRank = st->hello.fromRank;
   expected.worldSize = st->hello.worldSize;
   if (s.ok()) s = ack.verify(expected, st->where);
-  if (s.ok() && (ack.fromRank != st->hello.toRank || ack.channel != i)) {
+  if (s.ok() && (ack.fromRank != st->hello.toRank || ack.channel != st->channelBase + i)) {
     s = makeError(ErrorCode::kConnectionError,
                   "answered as rank {} socket {}, expected rank {} "
                   "socket {}",
-                  ack.fromRank, ack.channel, st->hello.toRank, i);
+                  ack.fromRank, ack.channel, st->hello.toRank, st->channelBase + i);
   }
   if (!s.ok()) return fail(st, makeError(s.code(), "{}: {}", st->where, s.message()));
   ch.ready = true;
@@ -86,7 +87,7 @@ void checkAnswer(const State& st, std::size_t i) {
 void handshake(const State& st, std::size_t i) {
   auto& ch = *st->channels[i];
   Handshake hello = st->hello;
-  hello.channel = i;
+  hello.channel = st->channelBase + i;
   hello.encode(ch.out.data());
   asio::async_write(ch.socket, asio::buffer(ch.out), [st, i](const error_code& e, std::size_t) {
     if (st->abandoned) return;
@@ -129,8 +130,9 @@ void connectOnce(const State& st, std::size_t i) {
 }  // namespace
 
 Dialer::Dialer(asio::io_context& io, const TcpOptions& options, const Handshake& hello,
-               const tcp::endpoint& target, int channels, std::string where)
-    : state_(std::make_shared<State>(io, options, hello, target, std::move(where))) {
+               const tcp::endpoint& target, int channels, std::string where,
+               std::uint64_t channelBase)
+    : state_(std::make_shared<State>(io, options, hello, target, std::move(where), channelBase)) {
   for (int i = 0; i < channels; ++i)
     state_->channels.push_back(std::make_unique<State::Channel>(io));
 }
@@ -179,6 +181,16 @@ Status Dialer::expired(double seconds) const {
                    "{}: timed out after {:.1f} s ({} of {} sockets "
                    "connected, handshakes unanswered)",
                    state_->where, seconds, connected, n);
+}
+
+bool Dialer::refused() const {
+  bool any = false;
+  for (const auto& ch : state_->channels) {
+    if (ch->connected) continue;
+    if (ch->lastError != asio::error::connection_refused) return false;
+    any = true;
+  }
+  return any;
 }
 
 std::vector<int> Dialer::take() {

@@ -22,9 +22,11 @@ namespace cohort::transport::tcp {
 class Dialer {
  public:
   /// `hello`: this rank's handshake (token, fromRank, toRank, worldSize); the
-  /// channel is filled per socket. `where` names both ends for errors.
+  /// channel is filled per socket (channelBase + its index). `where` names both
+  /// ends for errors.
   Dialer(boost::asio::io_context& io, const TcpOptions& options, const Handshake& hello,
-         const boost::asio::ip::tcp::endpoint& target, int channels, std::string where);
+         const boost::asio::ip::tcp::endpoint& target, int channels, std::string where,
+         std::uint64_t channelBase = 0);
   ~Dialer();
 
   void start();
@@ -34,6 +36,8 @@ class Dialer {
   Status error() const;
   /// Why the dial has not finished by now: refused, timed out, or the last error.
   Status expired(double seconds) const;
+  /// Every socket not yet connected was refused at its last try (nothing listens).
+  bool refused() const;
   /// The connected sockets in channel order (call when finished() and error() is ok).
   std::vector<int> take();
 

@@ -27,6 +27,12 @@ struct TcpOptions {
   int recvBufferBytes = 0;
   /// Chunk of the split (and of the reduce-on-receive bounce buffer).
   std::size_t chunkBytes = 512 << 10;
+  /// With HCCL_OP_RETRY_ENABLE: a socket whose data stays unacknowledged this
+  /// long (TCP_USER_TIMEOUT; idle, its keep-alive probes, one a second) counts
+  /// as broken and is replaced. Shorter than a typical outage, so that the
+  /// link comes back by a new connection rather than by TCP's backed-off
+  /// retransmissions; a false alarm only costs a reconnection.
+  int retrySilenceMs = 1000;
 
   /// COHORT_NSOCKS_PERPEER and COHORT_TCP_CONGESTION from Config::global().
   static TcpOptions fromConfig();

@@ -13,6 +13,7 @@
 #include "transport/tcp/tcp_acceptor.h"
 #include "transport/tcp/tcp_connection.h"
 #include "transport/tcp/tcp_dialer.h"
+#include "transport/tcp/tcp_retry.h"
 
 namespace cohort::transport {
 
@@ -28,17 +29,22 @@ struct ListenBlob {
   int port = 0;
   int sockets = 1;
   std::size_t chunkBytes = 0;
+  int hubPort = 0;  // the reconnect listener's (tcp_retry.h); 0 = links are not retried
 
   Bytes encode() const {
-    const std::string text = fmt::format("tcp1 {} {} {} {}", address, port, sockets, chunkBytes);
+    std::string text = fmt::format("tcp1 {} {} {} {}", address, port, sockets, chunkBytes);
+    if (hubPort > 0) text += fmt::format(" {}", hubPort);
     return Bytes(text.begin(), text.end());
   }
   static bool decode(const Bytes& blob, ListenBlob* out) {
     std::istringstream in(std::string(blob.begin(), blob.end()));
     std::string tag;
     in >> tag >> out->address >> out->port >> out->sockets >> out->chunkBytes;
-    return in && tag == "tcp1" && out->port > 0 && out->port < 65536 && out->sockets > 0 &&
-           out->sockets <= kMaxSocketsPerPeer && out->chunkBytes > 0;
+    const bool fields = static_cast<bool>(in);
+    if (fields && !(in >> out->hubPort)) out->hubPort = 0;  // optional
+    return fields && tag == "tcp1" && out->port > 0 && out->port < 65536 && out->sockets > 0 &&
+           out->sockets < kMaxSocketsPerPeer && out->chunkBytes > 0 && out->hubPort >= 0 &&
+           out->hubPort < 65536;
   }
 };
 
@@ -70,14 +76,15 @@ class TcpTransport : public Transport {
   }
   template <typename Done>
   bool drive(Done&& done, Deadline deadline);
-  Status dial(int peer, const ListenBlob& blob, std::vector<int>* fds);
-  Status await(int peer, const ListenBlob& blob, std::vector<int>* fds);
+  Status dial(int peer, const ListenBlob& blob, int sockets, std::vector<int>* fds);
+  Status await(int peer, const ListenBlob& blob, int sockets, std::vector<int>* fds);
 
   const TransportContext context_;
   const TcpOptions options_;
   asio::io_context io_;  // declared before everything that uses it
   Acceptor acceptor_;
   ListenBlob mine_;
+  std::shared_ptr<ReconnectHub> hub_;  // with HCCL_OP_RETRY_ENABLE
 };
 
 Status TcpTransport::setup(Bytes* blob) {
@@ -88,6 +95,12 @@ Status TcpTransport::setup(Bytes* blob) {
     mine_.sockets = options_.socketsPerPeer;
     mine_.chunkBytes = options_.chunkBytes;
     COHORT_RETURN_IF_ERROR(acceptor_.listen(nif.address, &mine_.port));
+    if (RetryPolicy::anyEnabled()) {
+      Handshake expected = expectedHello();
+      expected.kind = ChannelKind::kReconnect;
+      hub_ = std::make_shared<ReconnectHub>(options_, expected);
+      COHORT_RETURN_IF_ERROR(hub_->listen(nif.address, &mine_.hubPort));
+    }
     COHORT_LOG(kInfo, "transport", "rank {}: tcp listening on {} ({}), {} socket(s) per peer",
                context_.rank, hostPort(mine_.address, mine_.port), nif.name, mine_.sockets);
   }
@@ -112,7 +125,7 @@ bool TcpTransport::drive(Done&& done, Deadline deadline) {
   return true;
 }
 
-Status TcpTransport::dial(int peer, const ListenBlob& blob, std::vector<int>* fds) {
+Status TcpTransport::dial(int peer, const ListenBlob& blob, int sockets, std::vector<int>* fds) {
   const std::string where =
       fmt::format("rank {} ({}) -> rank {} ({})", context_.rank,
                   hostPort(mine_.address, mine_.port), peer, hostPort(blob.address, blob.port));
@@ -121,8 +134,7 @@ Status TcpTransport::dial(int peer, const ListenBlob& blob, std::vector<int>* fd
   if (ec) return makeError(ErrorCode::kInvalidArgument, "{}: bad address: {}", where, ec.message());
   Handshake hello = expectedHello();
   hello.toRank = peer;
-  Dialer dialer(io_, options_, hello, asio::ip::tcp::endpoint(ip, blob.port),
-                options_.socketsPerPeer, where);
+  Dialer dialer(io_, options_, hello, asio::ip::tcp::endpoint(ip, blob.port), sockets, where);
   const auto start = Clock::now();
   dialer.start();
   if (!drive([&] { return dialer.finished(); }, context_.connectDeadline)) {
@@ -133,9 +145,9 @@ Status TcpTransport::dial(int peer, const ListenBlob& blob, std::vector<int>* fd
   return Status::Ok();
 }
 
-Status TcpTransport::await(int peer, const ListenBlob& blob, std::vector<int>* fds) {
+Status TcpTransport::await(int peer, const ListenBlob& blob, int sockets, std::vector<int>* fds) {
   const auto start = Clock::now();
-  const auto ready = [&] { return acceptor_.readyCount(peer, blob.sockets) == blob.sockets; };
+  const auto ready = [&] { return acceptor_.readyCount(peer, sockets) == sockets; };
   if (!drive(ready, context_.connectDeadline)) {
     std::string refused;
     for (const auto& r : acceptor_.refusals()) refused += "; refused " + r;
@@ -144,9 +156,9 @@ Status TcpTransport::await(int peer, const ListenBlob& blob, std::vector<int>* f
                      "peer to connect ({} of {} sockets arrived){}",
                      context_.rank, hostPort(mine_.address, mine_.port), peer,
                      hostPort(blob.address, blob.port), secondsSince(start),
-                     acceptor_.readyCount(peer, blob.sockets), blob.sockets, refused);
+                     acceptor_.readyCount(peer, sockets), sockets, refused);
   }
-  *fds = acceptor_.take(peer, blob.sockets);
+  *fds = acceptor_.take(peer, sockets);
   return Status::Ok();
 }
 
@@ -167,11 +179,37 @@ Status TcpTransport::connect(const PeerInfo& peer, const Bytes& peerBlob,
   }
   std::vector<int> fds;
   const bool dialing = context_.rank < peer.rank;
-  COHORT_RETURN_IF_ERROR(dialing ? dial(peer.rank, theirs, &fds) : await(peer.rank, theirs, &fds));
+  const RetryPolicy policy = RetryPolicy::forLink(peer.sameNode(context_.self));
+  if (policy.enabled && (hub_ == nullptr || theirs.hubPort == 0)) {
+    return makeError(ErrorCode::kInvalidUsage,
+                     "rank {} and rank {} disagree on retrying their link: set "
+                     "HCCL_OP_RETRY_ENABLE alike on every rank",
+                     context_.rank, peer.rank);
+  }
+  // A retried link has one more socket, for the reader's acks (tcp_retry.h).
+  const int sockets = (dialing ? options_.socketsPerPeer : theirs.sockets) + (policy.enabled ? 1 : 0);
+  COHORT_RETURN_IF_ERROR(dialing ? dial(peer.rank, theirs, sockets, &fds)
+                                 : await(peer.rank, theirs, sockets, &fds));
   const LinkEnds ends{context_.rank, hostPort(mine_.address, mine_.port), peer.rank,
                       hostPort(theirs.address, theirs.port)};
+  std::unique_ptr<Resilience> resilience;
+  if (policy.enabled) {
+    resilience = std::make_unique<Resilience>();
+    resilience->policy = policy;
+    resilience->hub = hub_;
+    resilience->dials = dialing;
+    boost::system::error_code ec;
+    resilience->peerHub =
+        asio::ip::tcp::endpoint(asio::ip::make_address(theirs.address, ec), theirs.hubPort);
+    resilience->hello = expectedHello();
+    resilience->hello.kind = ChannelKind::kReconnect;
+    resilience->hello.toRank = peer.rank;
+    resilience->options = options_;
+    resilience->operations = context_.operations;
+  }
   *out = std::make_unique<TcpConnection>(ends, std::move(fds),
-                                         dialing ? options_.chunkBytes : theirs.chunkBytes);
+                                         dialing ? options_.chunkBytes : theirs.chunkBytes,
+                                         std::move(resilience));
   return Status::Ok();
 }
 
