@@ -314,8 +314,10 @@ Status Mesh::checkPeers(const OpDesc& op, const char* phase, std::string* late,
   for (int j = 0; j < n_; ++j) {
     const auto* m = members_[static_cast<std::size_t>(j)];
     if (j != me_ && m->processGone()) {
-      dead += fmt::format("{}remote rank {} died (process {} is gone)", dead.empty() ? "" : ", ",
-                          m->rank, m->pid);
+      // Its block outlives it here: a cause it left is still there to name.
+      const std::string cause = m->departureCause();
+      dead += fmt::format("{}remote rank {} died (process {} is gone){}", dead.empty() ? "" : ", ",
+                          m->rank, m->pid, cause.empty() ? "" : ", having failed: " + cause);
     }
   }
   if (!dead.empty()) {
