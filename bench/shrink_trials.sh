@@ -38,47 +38,18 @@ cohortrun=$build/tools/cohortrun/cohortrun
 worker=$build/bench/shrink_trial
 [ -x "$cohortrun" ] && [ -x "$worker" ] || { echo "build $cohortrun and $worker first" >&2; exit 2; }
 log=$(mktemp)
-cluster=""
+. "$(dirname "$0")/netns_cluster.sh"
 cleanup() {
   rm -f "$log" "$log".node*
-  [ -n "$cluster" ] || return 0
-  local ns pid
-  for ns in "${cluster}n0" "${cluster}n1"; do
-    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
-    ip netns del "$ns" 2>/dev/null || true
-  done
-  ip link del "${cluster}h0" 2>/dev/null || true
-  ip link del "${cluster}h1" 2>/dev/null || true
-  ip link del "${cluster}br" 2>/dev/null || true
+  netns_cluster_down
 }
 trap cleanup EXIT
 
 if [ "$netns" = 1 ]; then
-  # 77: ctest's SKIP_RETURN_CODE, where network namespaces cannot be made.
-  [ "$(id -u)" = 0 ] || { echo "skipped: --netns needs root" >&2; exit 77; }
-  command -v ip >/dev/null || { echo "skipped: no ip command (iproute2)" >&2; exit 77; }
   [ $((ranks % 2)) = 0 ] || { echo "--netns needs an even --ranks" >&2; exit 2; }
-  subnet=""
-  for n in $(seq 0 63); do
-    if ! ip -4 addr show | grep -q "inet 10\.215\.$n\." && ! ip -4 route show | grep -q "^10\.215\.$n\."; then
-      subnet=10.215.$n
-      break
-    fi
-  done
-  [ -n "$subnet" ] || { echo "every 10.215.N.0/24 is in use" >&2; exit 1; }
-  cluster=cst$$
-  ip netns add "${cluster}n0" || { echo "skipped: cannot create network namespaces" >&2; exit 77; }
-  ip netns add "${cluster}n1"
-  ip link add "${cluster}br" type bridge
-  ip link set "${cluster}br" up
-  for i in 0 1; do
-    ip link add "${cluster}h$i" type veth peer name "${cluster}c$i" netns "${cluster}n$i"
-    ip link set "${cluster}h$i" master "${cluster}br" up
-    ip -n "${cluster}n$i" addr add "$subnet.$((i + 1))/24" dev "${cluster}c$i"
-    ip -n "${cluster}n$i" link set lo up
-    ip -n "${cluster}n$i" link set "${cluster}c$i" up
-  done
-  token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  rc=0
+  netns_cluster_up || rc=$?
+  [ "$rc" = 0 ] || exit "$rc"
   port=29700
 fi
 
@@ -92,9 +63,10 @@ run_job() {
   port=$((port + 1))  # a fresh port for each job's store
   local i pids=() rc=0
   for i in 0 1; do
-    ip netns exec "${cluster}n$i" env COHORT_JOB_TOKEN="$token" COHORT_IF_IP="$subnet.$((i + 1))" \
+    ip netns exec "$(netns_ns "$i")" env COHORT_JOB_TOKEN="$NETNS_TOKEN" \
+      COHORT_IF_IP="$NETNS_SUBNET.$((i + 1))" \
       timeout -s KILL "$watchdog" "$cohortrun" --keep-going --nnodes 2 --node-rank "$i" \
-      --master "$subnet.1:$port" -n $((ranks / 2)) -- "$worker" "$@" >"$log.node$i" 2>&1 &
+      --master "$NETNS_SUBNET.1:$port" -n $((ranks / 2)) -- "$worker" "$@" >"$log.node$i" 2>&1 &
     pids+=($!)
   done
   for i in 0 1; do wait "${pids[$i]}" || rc=$?; done
