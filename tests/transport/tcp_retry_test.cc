@@ -52,7 +52,9 @@ Status driveBreakingAt(Connection& c, std::uint64_t at) {
       breakLink(c);
       broke = true;
     }
-    if (Clock::now() > until) return Status(ErrorCode::kTimeout, "the transfer did not finish");
+    if (Clock::now() > until) {
+      return Status(ErrorCode::kTimeout, "the transfer did not finish: " + tcpOf(c).retryState());
+    }
   }
   return broke ? Status::Ok() : Status(ErrorCode::kInternal, "ended before the break point");
 }

@@ -77,7 +77,8 @@ class SocketStream {
   std::uint64_t queuedTotal() const { return queuedTotal_; }
   std::uint64_t ackedTotal() const { return keptFrom_; }
   void queueRecv(const RecvPiece& piece) { recvs_.push_back(piece); }
-  bool sendQueued() const { return !sends_.empty(); }
+  /// Bytes wait to be written: queued ones, or kept ones a resumed socket writes again.
+  bool sendQueued() const { return !sends_.empty() || replayAt_ < writtenTotal_; }
   bool recvQueued() const { return !recvs_.empty(); }
   /// No frame is partly written: a frame written now lands between frames.
   bool atSendFrameBoundary() const;

@@ -82,8 +82,10 @@ class TcpConnection : public Connection {
     for (const auto& s : streams_) n += s->readTotal();
     return n;
   }
+  /// Retry mode's state in words (for hang reports and tests).
+  std::string retryState() const;
   /// How many times the link was re-established (retry mode).
-  std::uint32_t reconnections() const { return generation_; }
+  std::uint32_t reconnections() const { return reconnections_; }
 
  private:
   struct SendOp {
@@ -155,7 +157,9 @@ class TcpConnection : public Connection {
   Link link_ = Link::kUp;
   int ackFd_ = -1;
   std::uint32_t ackInterest_ = 0;  // epoll events registered for ackFd_
-  std::uint32_t generation_ = 0;  // of the sockets in use
+  std::uint32_t generation_ = 0;      // of the sockets in use
+  std::uint32_t dialGeneration_ = 0;  // of the last dial attempt (the lower rank's)
+  std::uint32_t reconnections_ = 0;
   Clock::time_point brokenAt_{}, nextTry_{};
   Status breakCause_;
   std::string lastTry_;  // why the last attempt to re-establish failed

@@ -182,7 +182,10 @@ Status TcpConnection::tryReestablish() {
   // call with work.
   if (idle()) nextTry_ = brokenAt_;
   if (!retry_->dials || idle()) return Status::Ok();
-  const std::uint32_t generation = generation_ + 1;
+  // A number of its own for every attempt: a set the other end may have taken
+  // from an attempt that failed here must never pass for this one.
+  dialGeneration_ = std::max(dialGeneration_, generation_) + 1;
+  const std::uint32_t generation = dialGeneration_;
   s = dialHub(retry_->options, retry_->hello, retry_->peerHub, socketCount() + 1,
               reconnectChannel(generation, 0), limit, where_, &refused, &fds);
   if (s.ok()) {
@@ -192,6 +195,22 @@ Status TcpConnection::tryReestablish() {
     COHORT_LOG(kInfo, "transport", "{}: re-establishing the link failed: {}", where_, lastTry_);
   }
   return Status::Ok();
+}
+
+std::string TcpConnection::retryState() const {
+  std::string text = fmt::format(
+      "link {} generation {} (dialed {}), {} reconnection(s), sends {}/{}, receives {}/{} "
+      "(matched {}), ack in {} out {}",
+      link_ == Link::kUp ? "up" : link_ == Link::kBroken ? "broken" : "resuming", generation_,
+      dialGeneration_, reconnections_, sendsCompleted_, sendsPosted_, recvsCompleted_,
+      recvsPosted_, recvsMatched_, ackIn_.size(), ackOut_.size() - ackOutSent_);
+  for (std::size_t i = 0; i < streams_.size(); ++i) {
+    const SocketStream& st = *streams_[i];
+    text += fmt::format("; socket {}: read {} queued {} acked {} send{} recv{}", i, st.readTotal(),
+                        st.queuedTotal(), st.ackedTotal(), st.sendQueued() ? "s" : " none",
+                        st.recvQueued() ? "s" : " none");
+  }
+  return text;
 }
 
 bool TcpConnection::delivered(const SendOp& op) const {
@@ -225,6 +244,7 @@ void TcpConnection::adopt(std::vector<int> fds, std::uint32_t generation) {
   tuneRetrySocket(ackFd_);
   watchSockets();
   generation_ = generation;
+  ++reconnections_;
   if (link_ == Link::kUp) brokenAt_ = Clock::now();  // this side had not noticed
   link_ = Link::kResuming;
   ackIn_.clear();
