@@ -143,6 +143,10 @@ class Mesh final : public SharedGroup {
   /// kMismatch when a peer shows this call's sequence number with another
   /// call: in its operation slots or eager broadcasts (`posted`: this rank
   /// posted it) or in its posted ring (this rank did not).
+  /// A member that left after it announced this call (same call number) with
+  /// other arguments: the mismatch, as this rank sees it (a departure can end a
+  /// wait before this rank compared).
+  Status departedMismatch(const OpDesc& op) const;
   Status crossedCall(const OpDesc& op, bool posted) const;
   static constexpr std::uint64_t kAllPosted = ~std::uint64_t(0);  // complete(): every call
   /// complete() with postMu_ held.

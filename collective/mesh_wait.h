@@ -56,6 +56,15 @@ Status Mesh::waitFor(const OpDesc& op, const char* phase, Deadline deadline,
   };
   Status s = lead.sharedWake.waitChecked(readyOrLeft, deadline, waitPolicy_, kLivenessEvery, between);
   if (!s.ok() || !left || ready()) return s;
+  // A member that left after it arrived with other arguments (it found the
+  // mismatch first): the others still arrive, as the wait's condition counts
+  // it, and get what they wait for; then the mismatch, as this rank sees it.
+  Status differs = departedMismatch(op);
+  if (!differs.ok()) {
+    COHORT_RETURN_IF_ERROR(
+        lead.sharedWake.waitChecked(ready, deadline, waitPolicy_, kLivenessEvery, between));
+    return differs;
+  }
   if (std::optional<Status> failed = between()) return *failed;
   // Only this rank had left (a failure being reported): the condition alone.
   return lead.sharedWake.waitChecked(ready, deadline, waitPolicy_, kLivenessEvery, between);
