@@ -1,4 +1,4 @@
-// Using and releasing communicators: HcclCommDestroy, HcclGetCommName,
+// Using and releasing communicators: HcclCommDestroy, HcclCommAbort, HcclGetCommName,
 // HcclGetRankSize, HcclGetRankId, HcclGetCommAsyncError, HcclGetErrorString.
 #include <algorithm>
 #include <cstring>
@@ -13,6 +13,7 @@
 
 namespace {
 
+using cohort::Communicator;
 using cohort::ErrorCode;
 using cohort::Status;
 using cohort::hccl::apiCall;
@@ -63,6 +64,36 @@ HcclResult HcclCommDestroy(HcclComm comm) {
     entry.reset();
     Status post = cohort::hccl::runStateCallbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_POST);
     return !pre.ok() ? pre : !finished.ok() ? finished : post;
+  });
+}
+
+HcclResult HcclCommAbort(HcclComm comm) {
+  const char* fn = "HcclCommAbort";
+  return apiCall(fn, [&]() -> Outcome {
+    if (comm == nullptr) return nothingToDo(fn, "comm is null");
+    std::shared_ptr<CommEntry> entry;
+    HCCL_RETURN_IF_FAILED(lookupComm(fn, comm, &entry));
+    entry->comm->abort();  // any thread: the operations in flight fail now
+    entry.reset();
+    switch (CommRegistry::get().remove(comm, &entry)) {
+      case CommRegistry::Removal::kUnknown:
+        return Status::Ok();  // another thread released it meanwhile
+      case CommRegistry::Removal::kBusy:
+        return Outcome(HCCL_E_AGAIN,
+                       cohort::makeError(ErrorCode::kNotReady,
+                                         "{}: comm {} is aborted but another thread is inside a "
+                                         "call on it: destroy it once that call returns",
+                                         fn, cohort::hccl::pointerText(comm)));
+      case CommRegistry::Removal::kRemoved:
+        break;
+    }
+    Status pre = cohort::hccl::runStateCallbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_PRE);
+    Status released = Communicator::destroy(std::move(entry->comm), /*abortPending=*/true);
+    entry.reset();
+    Status post = cohort::hccl::runStateCallbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_POST);
+    // An abort's own "aborted" is what it was asked for, not a failure.
+    if (released.code() == ErrorCode::kAborted) released = Status::Ok();
+    return !pre.ok() ? pre : !released.ok() ? released : post;
   });
 }
 

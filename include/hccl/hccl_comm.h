@@ -87,6 +87,13 @@ HCCL_FUNC_VISIBILITY HcclResult HcclCommInitAll(uint32_t ndev, int32_t* devices,
 /* Waits for the communicator's pending operations, then releases it. */
 HCCL_FUNC_VISIBILITY HcclResult HcclCommDestroy(HcclComm comm);
 
+/* Aborts the communicator's operations in flight (they fail here and on every
+ * peer, which name this rank as aborted) and releases it without waiting for
+ * anyone, as ncclCommAbort does. Any thread may call it. HCCL_E_AGAIN if another
+ * thread is inside a call on it: the communicator is aborted all the same, and
+ * a later HcclCommDestroy or HcclCommAbort releases it. */
+HCCL_FUNC_VISIBILITY HcclResult HcclCommAbort(HcclComm comm);
+
 /* The name (hcclCommName of its config, else one Cohort made); commName must hold
  * COMM_NAME_MAX_LENGTH bytes. */
 HCCL_FUNC_VISIBILITY HcclResult HcclGetCommName(HcclComm comm, char* commName);

@@ -103,6 +103,8 @@ TEST(HcclFault, AnAbortedCommunicatorIsAnInternalError) {
 // Rank 2 of 3 aborts and leaves while its process (these threads') lives on: ranks 0
 // and 1 see their allreduce fail, agree on rank 2 without being told, shrink to two
 // ranks in their old order and allreduce every element of an odd count.
+// Rank 2 aborts (HcclCommAbort) instead of calling the allreduce: the others' call
+// fails, they agree that rank 2 failed and shrink to 2 ranks that allreduce.
 TEST(HcclFault, SurvivorsShrinkPastARankThatAborted) {
   constexpr int kRanks = 3;
   constexpr std::size_t n = 1001;
@@ -112,8 +114,8 @@ TEST(HcclFault, SurvivorsShrinkPastARankThatAborted) {
   runRanks(kRanks, [&](int r) {
     ASSERT_ACL_OK(aclrtSetDevice(r));
     if (r == 2) {
-      cohort::hccl::CommRegistry::get().find(comms[2])->comm->abort();
-      EXPECT_EQ(HcclCommDestroy(comms[2]), HCCL_SUCCESS);
+      EXPECT_EQ(HcclCommAbort(comms[2]), HCCL_SUCCESS);
+      EXPECT_EQ(HcclCommAbort(nullptr), HCCL_SUCCESS);  // nothing to abort
       return;
     }
     aclrtStream s = nullptr;
@@ -122,6 +124,10 @@ TEST(HcclFault, SurvivorsShrinkPastARankThatAborted) {
     HcclResult sent =
         HcclAllReduce(buf.get(), buf.get(), n, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, comms[r], s);
     EXPECT_TRUE(sent != HCCL_SUCCESS || aclrtSynchronizeStream(s) != ACL_SUCCESS) << "rank " << r;
+    // The error names the rank that aborted (HcclGetCommAsyncError's text is logged).
+    HcclResult async = HCCL_SUCCESS;
+    EXPECT_EQ(HcclGetCommAsyncError(comms[r], &async), HCCL_SUCCESS);
+    EXPECT_NE(async, HCCL_SUCCESS) << "rank " << r;
     uint32_t failed[4] = {9, 9, 9, 9};
     uint32_t count = 0;
     ASSERT_HCCL_OK(CohortCommGetFailedRanks(comms[r], nullptr, 0, &count));
