@@ -143,10 +143,6 @@ class Mesh final : public SharedGroup {
   /// kMismatch when a peer shows this call's sequence number with another
   /// call: in its operation slots or eager broadcasts (`posted`: this rank
   /// posted it) or in its posted ring (this rank did not).
-  /// A member that left after it announced this call (same call number) with
-  /// other arguments: the mismatch, as this rank sees it (a departure can end a
-  /// wait before this rank compared).
-  Status departedMismatch(const OpDesc& op) const;
   Status crossedCall(const OpDesc& op, bool posted) const;
   static constexpr std::uint64_t kAllPosted = ~std::uint64_t(0);  // complete(): every call
   /// complete() with postMu_ held.
@@ -196,7 +192,8 @@ class Mesh final : public SharedGroup {
   Status checkPeers(const OpDesc& op, const char* phase, std::string* late,
                     const std::function<bool(int)>& behind = {}) const;
   /// Tells the peers this rank takes no further part (and why, `cause`): a peer
-  /// waiting in a barrier fails with kRemoteError at once (Mesh::waitFor).
+  /// waiting in a barrier fails with kRemoteError at its next liveness check
+  /// (within 200 ms).
   void leave(transport::shm::Departure why = transport::shm::Departure::kFailed,
              const std::string& cause = "");
   /// How member j left (for the errors of the ones still here).

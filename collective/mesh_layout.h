@@ -59,7 +59,6 @@ struct MeshRegion {
   alignas(64) std::atomic<std::uint64_t> depart;  // barriers after which it reads nothing
   alignas(64) std::atomic<std::uint64_t> shared;  // node-wide arrivals (first member's)
   alignas(64) WaitWord sharedWake;                // every wait on the others (first member's)
-  alignas(64) std::atomic<std::uint32_t> departures;  // members that left (first member's)
   OpSlot op[2];
   // This rank's eager broadcasts by ring slot, for the error text of a peer that
   // made another call there (its operation slot shows none).

@@ -180,22 +180,6 @@ Status Mesh::completeLocked(std::uint64_t call, bool wait, const std::atomic<boo
 // call waits for the others' posts, one that did not (a larger or another
 // collective) for their arrival at a barrier. Neither comes, so each looks for
 // this call's sequence number where the other kind of call leaves it.
-Status Mesh::departedMismatch(const OpDesc& op) const {
-  const auto fp = op.fingerprint();
-  for (int j = 0; j < n_; ++j) {
-    if (j == me_ || region(j).arrive.load(std::memory_order_acquire) != ~std::uint64_t(0)) continue;
-    for (const OpSlot& o : region(j).op) {
-      const auto theirs = loadFingerprint(o.fingerprint);
-      if ((theirs[0] >> 8) == op.seq && theirs != fp) {
-        return mismatchError(members_[static_cast<std::size_t>(me_)]->rank,
-                             members_[static_cast<std::size_t>(j)]->rank,
-                             fingerprintDiff(fp, theirs), op.describe());
-      }
-    }
-  }
-  return Status::Ok();
-}
-
 Status Mesh::crossedCall(const OpDesc& op, bool posted) const {
   const auto fp = op.fingerprint();
   std::array<std::uint64_t, 4> found{};

@@ -27,13 +27,9 @@ namespace {
 constexpr std::uint64_t kLeft = ~std::uint64_t(0);
 }  // namespace
 
-// Waiters look at the departures count along with their condition: they fail at
-// once rather than at their next liveness check.
 void Mesh::leave(transport::shm::Departure why, const std::string& cause) {
   members_[static_cast<std::size_t>(me_)]->markDeparted(why, cause);
   region(me_).arrive.store(kLeft, std::memory_order_release);
-  region(0).departures.fetch_add(1, std::memory_order_seq_cst);
-  region(0).sharedWake.notifyIfSleeping();
 }
 
 std::string Mesh::departureText(int j) const {
