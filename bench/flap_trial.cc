@@ -12,8 +12,6 @@
 //                                           is open beyond what the process had
 //                                           before it (the same with or without a
 //                                           break, or something leaked)
-#include <dirent.h>
-#include <time.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -26,29 +24,17 @@
 
 #include "cohort/communicator.h"
 #include "cohort/runtime.h"
+#include "trial_util.h"
 
 using cohort::Communicator;
 using cohort::DataType;
 using cohort::ReduceOp;
 using cohort::Status;
 namespace rt = cohort::runtime;
+using cohort::bench::entries;
+using cohort::bench::nowNs;
 
 namespace {
-
-long long nowNs() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
-
-int entries(const char* dir) {
-  DIR* d = ::opendir(dir);
-  if (d == nullptr) return -1;
-  int n = 0;
-  while (dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
-  ::closedir(d);
-  return n - (std::strcmp(dir, "/proc/self/fd") == 0 ? 1 : 0);  // opendir's own
-}
 
 // Integers below 2^24 in every partial sum: exact in float, one right value.
 float input(int rank, std::size_t i, int k) {

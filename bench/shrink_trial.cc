@@ -15,9 +15,7 @@
 //                                         --victim -1 runs --at steps without a
 //                                         failure and prints the same line)
 // t values are CLOCK_MONOTONIC nanoseconds (one clock for the whole machine).
-#include <dirent.h>
 #include <signal.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -31,29 +29,17 @@
 
 #include "cohort/communicator.h"
 #include "cohort/runtime.h"
+#include "trial_util.h"
 
 using cohort::Communicator;
 using cohort::DataType;
 using cohort::ReduceOp;
 using cohort::Status;
 namespace rt = cohort::runtime;
+using cohort::bench::entries;
+using cohort::bench::nowNs;
 
 namespace {
-
-long long nowNs() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
-
-int entries(const char* dir) {
-  DIR* d = ::opendir(dir);
-  if (d == nullptr) return -1;
-  int n = 0;
-  while (dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
-  ::closedir(d);
-  return n - (std::strcmp(dir, "/proc/self/fd") == 0 ? 1 : 0);  // opendir's own
-}
 
 [[noreturn]] void die(int rank, const char* what, const Status& s) {
   std::printf("FAILED rank=%d %s: %s\n", rank, what, s.toString().c_str());
