@@ -33,6 +33,22 @@ Outcome lookupWithOutput(const char* function, HcclComm comm, T* output, const c
   return Status::Ok();
 }
 
+// The end of HcclCommDestroy and HcclCommAbort, once `entry` has left the
+// registry: the state callbacks around the release. Their failures are reported,
+// but the communicator goes either way. Without `abort` the release waits for
+// its pending operations and for the peers still reading this rank's data (a
+// peer that never comes is HCCL_E_TIMEOUT, and it is released anyway).
+Outcome release(HcclComm comm, std::shared_ptr<CommEntry> entry, bool abort) {
+  Status pre = cohort::hccl::runStateCallbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_PRE);
+  Status released = abort ? Communicator::destroy(std::move(entry->comm), /*abortPending=*/true)
+                          : entry->comm->finalize();
+  entry.reset();
+  Status post = cohort::hccl::runStateCallbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_POST);
+  // An abort's own "aborted" is what it was asked for, not a failure.
+  if (abort && released.code() == ErrorCode::kAborted) released = Status::Ok();
+  return !pre.ok() ? pre : !released.ok() ? released : post;
+}
+
 }  // namespace
 
 HcclResult HcclCommDestroy(HcclComm comm) {
@@ -55,15 +71,7 @@ HcclResult HcclCommDestroy(HcclComm comm) {
       case CommRegistry::Removal::kRemoved:
         break;
     }
-    // The callbacks' failures are reported, but the communicator goes either way: it
-    // has left the registry.
-    Status pre = cohort::hccl::runStateCallbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_PRE);
-    // Waits for the communicator's pending operations and for the peers still reading
-    // this rank's data; a peer that never comes is HCCL_E_TIMEOUT (it is released anyway).
-    Status finished = entry->comm->finalize();
-    entry.reset();
-    Status post = cohort::hccl::runStateCallbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_POST);
-    return !pre.ok() ? pre : !finished.ok() ? finished : post;
+    return release(comm, std::move(entry), /*abort=*/false);
   });
 }
 
@@ -87,13 +95,7 @@ HcclResult HcclCommAbort(HcclComm comm) {
       case CommRegistry::Removal::kRemoved:
         break;
     }
-    Status pre = cohort::hccl::runStateCallbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_PRE);
-    Status released = Communicator::destroy(std::move(entry->comm), /*abortPending=*/true);
-    entry.reset();
-    Status post = cohort::hccl::runStateCallbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_POST);
-    // An abort's own "aborted" is what it was asked for, not a failure.
-    if (released.code() == ErrorCode::kAborted) released = Status::Ok();
-    return !pre.ok() ? pre : !released.ok() ? released : post;
+    return release(comm, std::move(entry), /*abort=*/true);
   });
 }
 
