@@ -111,6 +111,9 @@ class Communicator::Impl {
   bool leftByAbort(int r) const;
   /// Whether the peer's launcher noted that its process ended (comm_shrink.cc).
   bool launcherSawEnd(const transport::PeerInfo& peer) const;
+  /// A rank of this node whose process ended, as an error naming it (the waits'
+  /// check: a peer that died while this rank waits on a live one).
+  Status nodePeerGone() const;
   /// Leaves this rank's note that it aborted (for the survivors' agreement), unless
   /// it left one already.
   void noteAbort();
@@ -214,6 +217,7 @@ class Communicator::Impl {
   collective::DeviceArea scratch_{"communicator scratch memory"};
   collective::DeviceArea stage_{"communicator staging memory"};
   std::atomic<bool> aborted_{false};
+  transport::WaitControl waits_;  // every wait of an operation on connections; set by connect()
   /// Operations run so far (a tcp link's retry budget is per operation); read by
   /// the connections, which it outlives.
   std::atomic<std::uint64_t> operationsRun_{0};

@@ -12,6 +12,7 @@
 #include "collective/comm_impl.h"
 #include "collective/mesh_layout.h"
 #include "common/config.h"
+#include "common/process.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/trace.h"
@@ -149,8 +150,23 @@ Status Communicator::Impl::connect() {
   topo_.size = size;
   topo_.nodes = nodes;
   topo_.tuning = collective::Tuning::forThisNode(localSize);
+  waits_ = collective::waitControl(&aborted_, topo_.tuning.crowded,
+                                   [this] { return nodePeerGone(); });
   if (transports_.shm != nullptr) buildGroups(transports_.shm);
   return bootstrap_->barrier(deadline);
+}
+
+Status Communicator::Impl::nodePeerGone() const {
+  const transport::PeerInfo& self = peers_[static_cast<std::size_t>(rank)];
+  for (int q = 0; q < size; ++q) {
+    const transport::PeerInfo& peer = peers_[static_cast<std::size_t>(q)];
+    if (q == rank || !peer.sameNode(self) || peer.pid == self.pid) continue;
+    if (processEnded(peer.pid)) {
+      return makeError(ErrorCode::kRemoteError, "remote rank {} died (process {} is gone)", q,
+                       peer.pid);
+    }
+  }
+  return Status::Ok();
 }
 
 Status Communicator::Impl::scratch(std::size_t bytes, void** out) {

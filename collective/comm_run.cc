@@ -191,7 +191,7 @@ Status Communicator::Impl::runSendRecv(const OpDesc& op, Deadline deadline) {
   return transport::waitIdle(
       active.data(), active.size(), deadline,
       fmt::format("send/recv with {} peer(s) on rank {}", active.size(), rank),
-      collective::waitControl(&aborted_, topo_.tuning.crowded));
+      waits_);
 }
 
 Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline deadline) {
@@ -222,8 +222,8 @@ Status Communicator::Impl::runSchedule(const OpDesc& op, Algo algo, Deadline dea
     bufs.scratch = static_cast<char*>(p);
   }
   const auto& red = kernels::reductionFor(op.type, op.op);
-  COHORT_RETURN_IF_ERROR(collective::execute(sched, bufs, connPtrs_, red, op, rank, deadline,
-                                             &aborted_, topo_.tuning));
+  COHORT_RETURN_IF_ERROR(
+      collective::execute(sched, bufs, connPtrs_, red, op, rank, deadline, waits_, topo_.tuning));
   if (op.op == ReduceOp::kAvg) {
     std::size_t count = 0;
     if (op.coll == Coll::kAllReduce || op.coll == Coll::kReduceScatter ||

@@ -212,10 +212,12 @@ Status checkedRound(const Run& run, std::size_t r, bool holdAll) {
 
 }  // namespace
 
-transport::WaitControl waitControl(const std::atomic<bool>* abort, bool crowded) {
+transport::WaitControl waitControl(const std::atomic<bool>* abort, bool crowded,
+                                   std::function<Status()> checkPeers) {
   transport::WaitControl control;
   control.abort = abort;
   control.crowded = crowded;
+  control.checkPeers = std::move(checkPeers);
   control.onSlow = [](const std::string& what, const std::string& pending) {
     noteWait(fmt::format("{}: waiting for {}", what, pending));
   };
@@ -225,10 +227,9 @@ transport::WaitControl waitControl(const std::atomic<bool>* abort, bool crowded)
 Status execute(const Schedule& schedule, const ExecBuffers& buffers,
                const std::vector<transport::Connection*>& conns,
                const transport::Reduction& reduction, const OpDesc& op, int rank, Deadline deadline,
-               const std::atomic<bool>* abort, const Tuning& tuning) {
+               const transport::WaitControl& control, const Tuning& tuning) {
   // Every text naming the operation or a round is made only on a failure or a
   // slow wait (transport::WaitLabel): a small operation's steps take microseconds.
-  const transport::WaitControl control = waitControl(abort, tuning.crowded);
   for (const auto& round : schedule.rounds) {
     for (const Step& s : round) {
       if (s.peer >= 0 && (static_cast<std::size_t>(s.peer) >= conns.size() || conns[s.peer] == nullptr)) {
@@ -269,7 +270,7 @@ Status execute(const Schedule& schedule, const ExecBuffers& buffers,
       // transport's error (the peer saw the difference first and ended the link).
       const Status waited =
           transport::waitIdle(check.conns.data(), check.conns.size(), deadline, label, control);
-      COHORT_RETURN_IF_ERROR(checkResult(check, waited, rank, op, deadline, abort));
+      COHORT_RETURN_IF_ERROR(checkResult(check, waited, rank, op, deadline, control.abort));
       COHORT_RETURN_IF_ERROR(waited);
     }
   }

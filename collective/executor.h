@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -55,13 +56,13 @@ class SharedGroup {
 /// (Schedule::shared) runs with buffers.group instead of connections
 /// (executeShared); its first signal and wait are the argument check. Errors name
 /// the operation (op.describe()); the timeout error also names the round and the
-/// peer(s) still pending. Once `*abort` reads true, the wait in progress returns
-/// kAborted within about 50 ms. `tuning`: the communicator's (whether the node
-/// is crowded, transport::WaitControl::crowded; what a fused first round holds).
+/// peer(s) still pending. `control`: the waits' (waitControl below; once its
+/// abort flag reads true, the wait in progress returns kAborted within about 50
+/// ms). `tuning`: the communicator's (what a fused first round holds).
 Status execute(const Schedule& schedule, const ExecBuffers& buffers,
                const std::vector<transport::Connection*>& conns,
                const transport::Reduction& reduction, const OpDesc& op, int rank, Deadline deadline,
-               const std::atomic<bool>* abort, const Tuning& tuning);
+               const transport::WaitControl& control, const Tuning& tuning);
 
 /// execute() for a shared schedule over `size` ranks: its steps in order,
 /// members' ranges through buffers.group. Rounds [from, to) only: a caller may
@@ -73,7 +74,8 @@ Status executeShared(const Schedule& schedule, const ExecBuffers& buffers,
                      std::size_t to = ~std::size_t(0));
 
 /// The controls of a collective's waits: `abort`, slow waits noted in the
-/// running operation's history (noteWait), and `crowded`.
-transport::WaitControl waitControl(const std::atomic<bool>* abort, bool crowded = true);
+/// running operation's history (noteWait), `crowded` and `checkPeers`.
+transport::WaitControl waitControl(const std::atomic<bool>* abort, bool crowded = true,
+                                   std::function<Status()> checkPeers = nullptr);
 
 }  // namespace cohort::collective

@@ -96,7 +96,7 @@ Status Communicator::Impl::runCross(const Schedule& sched, const OpDesc& op, con
     bufs.scratch = static_cast<char*>(p);
   }
   return collective::execute(sched, bufs, crossConns_, kernels::reductionFor(op.type, op.op), op,
-                             rank, deadline, &aborted_, topo_.tuning);
+                             rank, deadline, waits_, topo_.tuning);
 }
 
 // Runs parts [from, to) of `plan`; `slice` is the block that an enclosing

@@ -5,8 +5,9 @@
 
 namespace cohort {
 
-/// True once process `pid` has ended: it is gone, or a zombie its parent has not
-/// reaped yet (a rank killed under a launcher that reaps late must count as dead).
+/// True once process `pid` has ended: it is gone, exiting, or a zombie its parent
+/// has not reaped yet (a rank killed under a launcher that reaps late must count as
+/// dead).
 /// False for a live process and for one this process may not look at.
 bool processEnded(pid_t pid);
 

@@ -84,6 +84,10 @@ struct WaitControl {
   /// returns Ok at once with operations still pending (the caller then fails
   /// the step: say, a collective whose peer's arguments arrived and differ).
   std::function<bool()> stopEarly;
+  /// Called on the waiting thread when the wait has lasted 200 ms, then every 200
+  /// ms: an error ends the wait with it. For failures the awaited connections do
+  /// not show (a peer that died while this rank waits for another).
+  std::function<Status()> checkPeers;
   /// Whether this machine has more busy ranks than processors (then a waiting
   /// rank yields to let the one it waits for run). When it has not, the wait
   /// stops yielding for a while after a yield gave its processor away for

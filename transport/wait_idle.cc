@@ -31,6 +31,8 @@ constexpr auto kAbortPoll = std::chrono::milliseconds(50);
 // When a slow wait is first reported (WaitControl::onSlow), then how often.
 constexpr auto kFirstReport = std::chrono::milliseconds(200);
 constexpr auto kReportEvery = std::chrono::seconds(1);
+// How often a slow wait asks WaitControl::checkPeers.
+constexpr auto kCheckEvery = std::chrono::milliseconds(200);
 
 std::uint64_t completions(Connection* const* conns, std::size_t count) {
   std::uint64_t n = 0;
@@ -77,12 +79,13 @@ Status aborted(Connection* const* conns, std::size_t count, const WaitLabel& wha
                    describePending(conns, count));
 }
 
-// The sleep stage never sleeps past the next abort poll or slow-wait report.
+// The sleep stage never sleeps past the next abort poll, slow-wait report or check.
 Deadline sleepLimit(Deadline deadline, const WaitControl& control, Clock::time_point now,
-                    Clock::time_point nextReport) {
+                    Clock::time_point nextReport, Clock::time_point nextCheck) {
   Clock::time_point until = deadline.at();
   if (control.abort != nullptr) until = std::min(until, now + kAbortPoll);
   if (control.onSlow) until = std::min(until, nextReport);
+  if (control.checkPeers) until = std::min(until, nextCheck);
   return until == deadline.at() ? deadline : Deadline::after(until - now);
 }
 
@@ -152,6 +155,7 @@ Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
   const auto start = Clock::now();
   WaitStages stages(policy, start, !anyKernelWait(conns, count));
   auto nextReport = start + kFirstReport;
+  auto nextCheck = start + kCheckEvery;
   std::uint64_t seen = completions(conns, count);
   bool sleeping = false;  // past the spin and yield stages
   for (;;) {
@@ -179,6 +183,11 @@ Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
       control.onSlow(what.str(), describePending(conns, count));
       nextReport = now + kReportEvery;
     }
+    if (control.checkPeers && now >= nextCheck) {
+      const Status peers = control.checkPeers();
+      if (!peers.ok()) return Status(peers.code(), what.str() + ": " + peers.message());
+      nextCheck = now + kCheckEvery;
+    }
     switch (stages.at(now)) {
       case WaitStages::Stage::kSpin:
         break;
@@ -186,7 +195,7 @@ Status waitIdle(Connection* const* conns, std::size_t count, Deadline deadline,
         stages.yield();
         break;
       case WaitStages::Stage::kSleep:
-        if (sleeping) sleepOn(hints, sleepLimit(deadline, control, now, nextReport));
+        if (sleeping) sleepOn(hints, sleepLimit(deadline, control, now, nextReport, nextCheck));
         sleeping = true;
         break;
     }

@@ -172,6 +172,24 @@ TEST(WaitIdle, AbortFlagEndsTheWait) {
   EXPECT_ERROR(s, kAborted, "allgather step 1: aborted on this rank while waiting for rank 4");
 }
 
+// A peer that died while the wait awaits another (checkPeers): the wait ends with
+// the check's error, naming the step, though its own connection never fails.
+TEST(WaitIdle, APeerCheckThatFailsEndsTheWait) {
+  FakeConnection c(4);
+  WaitWord word;
+  c.word = &word;
+  ASSERT_OK(c.postSend(nullptr, 0));
+  int checks = 0;
+  WaitControl control;
+  control.checkPeers = [&] {
+    return ++checks < 3 ? Status::Ok() : Status(ErrorCode::kRemoteError, "rank 6 died");
+  };
+  Connection* conns[] = {&c};
+  EXPECT_ERROR(waitIdle(conns, 1, Deadline::afterMs(10000), "allgather step 2", control),
+               kRemoteError, "allgather step 2: rank 6 died");
+  EXPECT_EQ(checks, 3);
+}
+
 TEST(WaitIdle, SlowWaitsAreReported) {
   FakeConnection c(5);
   ASSERT_OK(c.postSend(nullptr, 0));
