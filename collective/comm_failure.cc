@@ -4,9 +4,11 @@
 // rank (1) explains a peer's disappearance with the note that peer left in the
 // store, (2) leaves its own note there, and (3) ends every connection and leaves
 // the node's mesh, so that peers stop waiting at once and, through the notes,
-// name the rank that started it all (a chain of notes, one per hop). A tcp connection also carries the
-// cause itself when it is between messages: the store lives in one rank's
-// process, and the notes go with it when that rank fails and exits.
+// name the rank that started it all (a chain of notes, one per hop). A tcp
+// connection also carries the cause itself when it is between messages: the store
+// lives in one rank's process, and the notes go with it when that rank fails and
+// exits. Last, (4) the rank joins the survivors' agreement on who failed
+// (comm_shrink.cc), and its error names the agreed ranks.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,6 +29,10 @@ namespace {
 constexpr auto kNoteReplyWait = std::chrono::seconds(1);
 constexpr auto kNoteWriteLimit = std::chrono::seconds(1);
 constexpr std::size_t kMaxNoteText = 2048;
+// How long a failed operation waits for the survivors' agreement before it reports
+// without it: every survivor in an operation fails within the liveness check and
+// joins; one that makes no call meanwhile is not waited for longer.
+constexpr auto kErrorAgreementWait = std::chrono::seconds(2);
 
 // The caller's watchdog (runtime) fires COHORT_EXEC_TIMEOUT after the operation
 // started; the operation gives up a tenth (at most 1 s) earlier (its deadline,
@@ -39,8 +45,6 @@ Deadline spreadDeadline(Deadline opDeadline, long long limitMs) {
   const std::chrono::milliseconds half(std::min(limitMs / 10, 1000LL) / 2);
   return Deadline::after(opDeadline.at() - Clock::now() + half);
 }
-
-Deadline earlier(Deadline a, Deadline b) { return a.at() < b.at() ? a : b; }
 
 // The first other rank a message names as "rank N (", "rank N died" or "rank(s)
 // N" (the transports' way of naming the peer of a connection: "connection to rank
@@ -90,20 +94,25 @@ std::string Communicator::Impl::failureKey(int r) const {
 }
 
 bool Communicator::Impl::leftByAbort(int r) const {
-  transport::Bytes note;
-  Status cause;
-  return store_->peek(failureKey(r), &note, Deadline::after(kNoteReplyWait)).ok() &&
-         decodeNote(note, &cause) && cause.code() == ErrorCode::kAborted;
+  transport::Bytes mark;
+  return store_->peek(fmt::format("{}/aborted/{}", prefix, r), &mark,
+                      Deadline::after(kNoteReplyWait))
+      .ok();
 }
 
 void Communicator::Impl::noteAbort() {
-  // A failed operation left its note (spreadFailure) before the failure reached
-  // the stream: its cause, not this abort, is what the others must read.
-  if (store_ == nullptr || !asyncError().ok()) return;
-  const Status aborted(ErrorCode::kAborted,
-                       fmt::format("rank {} aborted its communicator", rank));
-  Status wrote = store_->setBefore(failureKey(rank), encodeNote(aborted),
-                                   Deadline::after(kNoteWriteLimit));
+  if (store_ == nullptr) return;
+  // The mark, for the survivors' agreement, even when an operation failed first;
+  // the note only when none did: a failed operation's cause, not this abort, is
+  // what the others must read.
+  Status wrote = store_->setBefore(fmt::format("{}/aborted/{}", prefix, rank),
+                                   transport::encodeInt(1), Deadline::after(kNoteWriteLimit));
+  if (wrote.ok() && asyncError().ok()) {
+    const Status aborted(ErrorCode::kAborted,
+                         fmt::format("rank {} aborted its communicator", rank));
+    wrote = store_->setBefore(failureKey(rank), encodeNote(aborted),
+                              Deadline::after(kNoteWriteLimit));
+  }
   if (!wrote.ok()) {
     COHORT_LOG(kInfo, "collective", "rank {}: could not leave a note of its abort: {}", rank,
                wrote.toString());
@@ -130,7 +139,8 @@ Status Communicator::Impl::spreadFailure(Status s, Deadline opDeadline) {
     // At most half the time left: the rest is for leaving our own note.
     const Deadline half =
         by.isNever() ? by : Deadline::after((by.at() - Clock::now()) / 2);
-    if (store_->peek(failureKey(peer), &note, earlier(Deadline::after(kNoteReplyWait), half)).ok() &&
+    const Deadline reply = Deadline::earlier(Deadline::after(kNoteReplyWait), half);
+    if (store_->peek(failureKey(peer), &note, reply).ok() &&
         decodeNote(note, &cause)) {
       // A peer's timeout is this operation's too (it waited for the same late
       // rank); any other cause (out of memory, an abort) is a remote error here.
@@ -139,7 +149,7 @@ Status Communicator::Impl::spreadFailure(Status s, Deadline opDeadline) {
     }
   }
   Status wrote = store_->setBefore(failureKey(rank), encodeNote(s),
-                                   earlier(Deadline::after(kNoteWriteLimit), by));
+                                   Deadline::earlier(Deadline::after(kNoteWriteLimit), by));
   if (!wrote.ok()) {
     COHORT_LOG(kInfo, "collective", "rank {}: could not leave a failure note: {}", rank,
                wrote.toString());
@@ -152,6 +162,31 @@ Status Communicator::Impl::spreadFailure(Status s, Deadline opDeadline) {
   // part on some ranks only); ended connections do not reach them, leaving does.
   if (mesh_ != nullptr) mesh_->failNow(s.message());
   return s;
+}
+
+Status Communicator::Impl::withAgreement(Status s, Deadline opDeadline) {
+  // A timeout is a late rank, not a failed one; this rank's own abort or bad
+  // arguments need no survivors.
+  if (store_ == nullptr || aborted_.load() ||
+      (s.code() != ErrorCode::kRemoteError && s.code() != ErrorCode::kConnectionError)) {
+    return s;
+  }
+  std::vector<int> failed;
+  const Status agreed = agreeOnFailures(
+      &failed, Deadline::earlier(spreadDeadline(opDeadline, execTimeoutMs()),
+                                 Deadline::after(kErrorAgreementWait)));
+  if (!agreed.ok()) {
+    return Status(s.code(),
+                  fmt::format("{}; no agreement on the failed ranks: {}", s.message(),
+                              agreed.message()));
+  }
+  if (failed.empty()) {
+    return Status(s.code(), s.message() + "; the survivors agree that no rank failed");
+  }
+  std::string list;
+  for (int r : failed) list += fmt::format("{}{}", list.empty() ? "" : ", ", r);
+  return Status(ErrorCode::kRemoteError,
+                fmt::format("{}; the survivors agree that rank(s) {} failed", s.message(), list));
 }
 
 }  // namespace cohort

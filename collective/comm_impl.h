@@ -55,8 +55,9 @@ class Communicator::Impl {
   Status validate(const collective::OpDesc& op, runtime::Stream* stream) const;
   Status split(int color, int key, std::unique_ptr<Impl>* out);
   /// The survivors' agreement on the failed ranks (comm_shrink.cc); made once, then
-  /// the same answer.
-  Status agreeOnFailures(std::vector<int>* failed);
+  /// the same answer. Waits at most until `by` (kTimeout, naming the ranks not
+  /// accounted for, when it passed: a later call takes it up again).
+  Status agreeOnFailures(std::vector<int>* failed, Deadline by);
   /// A communicator of the ranks outside `failed`, made through the store.
   Status createSurvivors(const std::vector<int>& failed, std::unique_ptr<Impl>* out);
   /// Communicator::finalize(); the destructor calls it too.
@@ -106,11 +107,16 @@ class Communicator::Impl {
   /// The first failure: explained by the failed peer's note, noted for the
   /// others, and every connection ended (comm_failure.cc). Returns the error.
   Status spreadFailure(Status s, Deadline opDeadline);
+  /// A spread failure of a peer or a link: `s` with the survivors' agreement on the
+  /// failed ranks, so that every survivor's error names the same ranks.
+  Status withAgreement(Status s, Deadline opDeadline);
   std::string failureKey(int r) const;
   /// Whether rank r's failure note says it aborted (it stopped for good).
   bool leftByAbort(int r) const;
   /// Whether the peer's launcher noted that its process ended (comm_shrink.cc).
   bool launcherSawEnd(const transport::PeerInfo& peer) const;
+  /// What this rank can tell of rank q for the agreement (comm_shrink.cc).
+  char lookAt(int q) const;
   /// A rank of this node whose process ended, as an error naming it (the waits'
   /// check: a peer that died while this rank waits on a live one).
   Status nodePeerGone() const;
@@ -212,7 +218,13 @@ class Communicator::Impl {
   ScheduleKey scheduleKey_;
   collective::Schedule schedule_;
   int splits_ = 0;
-  std::optional<std::vector<int>> agreedFailed_;  // the user's thread, like enqueue()
+  // The agreement (agreeOnFailures), from the user's thread or the stream worker
+  // whose operation failed, under agreeMu_: what this rank knows of each rank
+  // (empty until it joined), when it stops waiting for silent ranks, the answer.
+  std::mutex agreeMu_;
+  std::vector<char> known_;
+  Deadline silentLimit_ = Deadline::never();
+  std::optional<std::vector<int>> agreedFailed_;
   std::map<std::string, int> subComms_;  // sub-communicators made per rank list
   collective::DeviceArea scratch_{"communicator scratch memory"};
   collective::DeviceArea stage_{"communicator staging memory"};

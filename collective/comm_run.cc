@@ -396,6 +396,7 @@ Status Communicator::Impl::concludeOp(const OpDesc& op, std::uint64_t historyId,
                   s.message().find(what) == std::string::npos ? what + ": " : "", s.message(),
                   limit);
     s = spreadFailure(std::move(s), deadline);
+    s = withAgreement(std::move(s), deadline);
   }
   history_->finished(historyId, s);
   if (s.ok()) runtime::registryNoteOp(this, prefix, rank, size, device, op.seq, collName(op.coll));

@@ -1,10 +1,13 @@
 // Surviving failed ranks: the survivors agree on who failed, then make a communicator
 // of their own (Communicator::failedRanks, Communicator::shrink). The agreement goes
-// through the store: each survivor marks itself joined; the first to join decides,
-// once every rank has joined or is proven gone (or the exec timeout passed for the
-// silent ones), and writes the decision every survivor then reads. One decider and
-// one written decision make the answer the same on every survivor, and a rank that
-// joins after it sees that it was excluded.
+// through the store. Each survivor joins it with what it knows of the other ranks
+// (its node's ranks: alive, or their process ended; any rank: aborted), and waits
+// until every rank has joined or is known alive or failed through some survivor's
+// view (or, for a silent one, until the exec timeout passed). The first survivor
+// whose view is complete claims the decision and writes it; every survivor reads
+// that one decision, so the answer is the same everywhere, and a rank that joins
+// after it sees whether it was excluded. A failed operation joins at once
+// (concludeOp), which makes its error name the agreed ranks.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,15 +22,21 @@ namespace cohort {
 
 namespace {
 
-// How long a rank that neither joins nor is proven gone may take, when the
-// communicator's exec timeout is "never".
+// How long a rank that neither joins nor is known alive or failed may take, when
+// the communicator's exec timeout is "never".
 constexpr long kSilentRankLimitMs = 60'000;
-// The decision is written at most that long after the first survivor joined; the
-// others wait a little longer for it.
+// How long a claimed decision may take to be written.
 constexpr auto kDecisionMargin = std::chrono::seconds(5);
-constexpr auto kPoll = std::chrono::milliseconds(1);
+// One store request's reply (a cut link must not hold a failed operation's error).
+constexpr auto kStoreReplyWait = std::chrono::seconds(1);
+// Looking again at the ranks not accounted for: soon, then less often (every
+// survivor looks, and the store serves them all).
+constexpr auto kFirstPoll = std::chrono::milliseconds(1);
+constexpr auto kLastPoll = std::chrono::milliseconds(32);
 
-enum : char { kUnknown = 0, kJoined = 1, kFailed = 2 };
+// What a survivor knows of a rank; its view, one byte per rank, is its record in
+// the store.
+enum : char { kUnknown = 0, kJoined = 1, kFailed = 2, kAlive = 3 };
 
 // Whether `peer`'s process is known to have ended: only a process of this node
 // (and not this one: ranks as threads share it) can be looked at.
@@ -73,66 +82,115 @@ bool decodeRanks(const transport::Bytes& in, int size, std::vector<int>* ranks) 
 
 }  // namespace
 
-Status Communicator::Impl::agreeOnFailures(std::vector<int>* failed) {
+char Communicator::Impl::lookAt(int q) const {
+  const transport::PeerInfo& self = peers_[static_cast<std::size_t>(rank)];
+  const transport::PeerInfo& peer = peers_[static_cast<std::size_t>(q)];
+  if (q == rank) return kJoined;
+  if (processGone(self, peer) || leftByAbort(q) || launcherSawEnd(peer)) return kFailed;
+  // A process of this node that lives, and did not abort, is a survivor whether or
+  // not it has called yet (ranks as threads share this process).
+  return peer.sameNode(self) ? kAlive : kUnknown;
+}
+
+Status Communicator::Impl::agreeOnFailures(std::vector<int>* failed, Deadline by) {
+  std::lock_guard<std::mutex> lock(agreeMu_);
   if (agreedFailed_) {
     *failed = *agreedFailed_;
     return Status::Ok();
   }
   const std::string base = prefix + "/shrink";
-  const long limitMs = execTimeoutMs() > 0 ? execTimeoutMs() : kSilentRankLimitMs;
   auto storeGone = [&](const Status& s) {
     return makeError(ErrorCode::kUnavailable,
                      "rank {}: the survivors cannot agree on the failed ranks: the store does "
                      "not answer ({}); it may have lived in a failed rank's process",
                      rank, s.message());
   };
-  Status s = store_->set(fmt::format("{}/joined/{}", base, rank), transport::encodeInt(1));
-  if (!s.ok()) return storeGone(s);
-  std::int64_t order = 0;
-  s = store_->add(base + "/decider", 1, &order);
-  if (!s.ok()) return storeGone(s);
-  if (order == 1) {
-    std::vector<char> known(static_cast<std::size_t>(size), kUnknown);
-    known[static_cast<std::size_t>(rank)] = kJoined;
-    const Deadline limit = Deadline::after(std::chrono::milliseconds(limitMs));
-    const transport::PeerInfo& self = peers_[static_cast<std::size_t>(rank)];
-    for (;;) {
-      bool open = false;
-      for (int q = 0; q < size; ++q) {
-        char& k = known[static_cast<std::size_t>(q)];
-        if (k != kUnknown) continue;
-        bool joined = false;
-        s = store_->check(fmt::format("{}/joined/{}", base, q), &joined);
-        if (!s.ok()) return storeGone(s);
-        if (joined) {
-          k = kJoined;
-        } else if (processGone(self, peers_[static_cast<std::size_t>(q)]) || leftByAbort(q) ||
-                   launcherSawEnd(peers_[static_cast<std::size_t>(q)])) {
-          k = kFailed;
-        } else {
-          open = true;
-        }
-      }
-      if (!open || limit.expired()) break;
-      std::this_thread::sleep_for(kPoll);
-    }
-    std::vector<int> decided;
+  auto reply = [&] { return Deadline::earlier(Deadline::after(kStoreReplyWait), by); };
+  if (known_.empty()) {
+    const long limitMs = execTimeoutMs() > 0 ? execTimeoutMs() : kSilentRankLimitMs;
+    silentLimit_ = Deadline::after(std::chrono::milliseconds(limitMs));
+    known_.assign(static_cast<std::size_t>(size), kUnknown);
+    transport::Bytes view(static_cast<std::size_t>(size));
     for (int q = 0; q < size; ++q) {
-      if (known[static_cast<std::size_t>(q)] != kJoined) decided.push_back(q);
+      known_[static_cast<std::size_t>(q)] = lookAt(q);
+      view[static_cast<std::size_t>(q)] =
+          static_cast<std::uint8_t>(known_[static_cast<std::size_t>(q)]);
     }
-    s = store_->set(base + "/decision", encodeRanks(decided));
-    if (!s.ok()) return storeGone(s);
+    const Status s = store_->setBefore(fmt::format("{}/joined/{}", base, rank), view, reply());
+    if (!s.ok()) {
+      known_.clear();
+      return storeGone(s);
+    }
   }
   transport::Bytes decision;
-  s = store_->get(base + "/decision", &decision,
-                  Deadline::after(std::chrono::milliseconds(limitMs) + kDecisionMargin));
-  if (s.code() == ErrorCode::kTimeout) {
-    return makeError(ErrorCode::kTimeout,
-                     "rank {}: no decision on the failed ranks came within {} ms (the rank "
-                     "deciding may have failed meanwhile)",
-                     rank, limitMs);
+  auto poll = kFirstPoll;
+  for (;;) {
+    Status s = store_->peek(base + "/decision", &decision, reply());
+    if (s.ok()) break;
+    if (s.code() != ErrorCode::kTimeout) return storeGone(s);
+    bool open = false;
+    for (int q = 0; q < size; ++q) {
+      char& k = known_[static_cast<std::size_t>(q)];
+      if (k == kJoined || k == kFailed) continue;  // a failed rank joins no more
+      transport::Bytes view;
+      s = store_->peek(fmt::format("{}/joined/{}", base, q), &view, reply());
+      if (s.ok() && view.size() == static_cast<std::size_t>(size)) {
+        k = kJoined;
+        // What a survivor saw of its node's ranks: failed wins over alive (it may
+        // have died since), a rank that joined stays joined.
+        for (int o = 0; o < size; ++o) {
+          char& mine = known_[static_cast<std::size_t>(o)];
+          const char theirs = static_cast<char>(view[static_cast<std::size_t>(o)]);
+          if ((mine == kUnknown && theirs != kJoined) || (mine == kAlive && theirs == kFailed)) {
+            mine = theirs;
+          }
+        }
+        continue;
+      }
+      if (!s.ok() && s.code() != ErrorCode::kTimeout) return storeGone(s);
+      if (k == kUnknown) k = lookAt(q);
+    }
+    for (char k : known_) open = open || k == kUnknown;
+    if (!open || silentLimit_.expired()) {
+      std::int64_t claim = 0;
+      s = store_->add(base + "/claim", 1, &claim);
+      if (!s.ok()) return storeGone(s);
+      if (claim == 1) {
+        std::vector<int> decided;
+        for (int q = 0; q < size; ++q) {
+          const char k = known_[static_cast<std::size_t>(q)];
+          if (k != kJoined && k != kAlive) decided.push_back(q);
+        }
+        decision = encodeRanks(decided);
+        s = store_->setBefore(base + "/decision", decision, Deadline::after(kStoreReplyWait));
+        if (!s.ok()) return storeGone(s);
+        break;
+      }
+      // Another survivor claimed it: its decision comes at once, unless it failed.
+      s = store_->get(base + "/decision", &decision,
+                      Deadline::earlier(Deadline::after(kDecisionMargin), by));
+      if (s.ok()) break;
+      if (s.code() != ErrorCode::kTimeout) return storeGone(s);
+      return makeError(ErrorCode::kTimeout,
+                       "rank {}: the decision on the failed ranks did not come (the rank "
+                       "deciding may have failed meanwhile)",
+                       rank);
+    }
+    if (by.expired()) {
+      std::string unknown;
+      for (int q = 0; q < size; ++q) {
+        if (known_[static_cast<std::size_t>(q)] == kUnknown) {
+          unknown += fmt::format("{}{}", unknown.empty() ? "" : ", ", q);
+        }
+      }
+      return makeError(ErrorCode::kTimeout,
+                       "rank {}: no agreement on the failed ranks yet: rank(s) {} neither "
+                       "joined nor are known to have failed",
+                       rank, unknown);
+    }
+    std::this_thread::sleep_for(poll);
+    poll = std::min(poll * 2, kLastPoll);
   }
-  if (!s.ok()) return storeGone(s);
   std::vector<int> decided;
   if (!decodeRanks(decision, size, &decided)) {
     return makeError(ErrorCode::kInternal,
@@ -165,14 +223,14 @@ Status Communicator::failedRanks(std::vector<int>* ranks) {
   if (ranks == nullptr) {
     return recordError(Status(ErrorCode::kInvalidArgument, "failedRanks: ranks is null"));
   }
-  return recordError(impl_->agreeOnFailures(ranks));
+  return recordError(impl_->agreeOnFailures(ranks, Deadline::never()));
 }
 
 Status Communicator::shrink(std::unique_ptr<Communicator>* out) {
   if (out == nullptr)
     return recordError(Status(ErrorCode::kInvalidArgument, "shrink: out is null"));
   std::vector<int> failed;
-  COHORT_RETURN_IF_ERROR(recordError(impl_->agreeOnFailures(&failed)));
+  COHORT_RETURN_IF_ERROR(recordError(impl_->agreeOnFailures(&failed, Deadline::never())));
   std::unique_ptr<Impl> impl;
   COHORT_RETURN_IF_ERROR(recordError(impl_->createSurvivors(failed, &impl)));
   out->reset(new Communicator(std::move(impl)));

@@ -35,6 +35,8 @@ class Deadline {
   bool isNever() const { return at_ == Clock::time_point::max(); }
   bool expired() const { return !isNever() && Clock::now() >= at_; }
   Clock::time_point at() const { return at_; }
+  /// Whichever of the two comes first.
+  static Deadline earlier(Deadline a, Deadline b) { return a.at_ < b.at_ ? a : b; }
 
  private:
   explicit Deadline(Clock::time_point at) : at_(at) {}

@@ -154,12 +154,13 @@ class Communicator {
   // memory of ranks as threads; a torchrun-style job's store is rank 0's).
 
   /// The ranks the survivors agree failed, ascending, in this communicator's
-  /// numbering (empty if none did). Every survivor calls it or shrink(): the first
-  /// of the two waits until every rank has joined the agreement or is proven gone
-  /// (its process on this node ended, or it aborted), at most the exec timeout for
-  /// a rank that is neither (then it counts as failed). kRemoteError if the
-  /// survivors excluded this rank (it joined too late); kUnavailable if the store
-  /// is gone.
+  /// numbering (empty if none did). Every survivor calls it or shrink() (a failed
+  /// operation joins by itself): the first of the two waits until every rank has
+  /// joined the agreement, is proven gone (its process ended, seen by a survivor on
+  /// its node or by the launcher; or it aborted) or is seen alive by a survivor on
+  /// its node, at most the exec timeout for a rank that is none of these (then it
+  /// counts as failed). kRemoteError if the survivors excluded this rank (it joined
+  /// too late); kUnavailable if the store is gone.
   Status failedRanks(std::vector<int>* ranks);
   /// A communicator of the survivors, ranked in their old order, with connections
   /// of its own and every collective. Every survivor calls it; it returns once all

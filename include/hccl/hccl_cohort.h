@@ -24,11 +24,13 @@ extern "C" {
 
 /* A new communicator of the survivors of `comm`, their ranks renumbered in their old
  * order, with connections of its own and every collective. Every survivor calls it;
- * it returns once all of them have joined. A rank that neither joins nor is proven
- * gone (its process on the same machine ended, or it aborted) within the exec
- * timeout (HCCL_EXEC_TIMEOUT / COHORT_EXEC_TIMEOUT) counts as failed. `comm` stays
- * failed: destroy it. HCCL_E_REMOTE if the survivors excluded this rank (it joined
- * too late); HCCL_E_UNAVAIL if the store is gone with a failed rank. */
+ * it returns once all of them have joined. A rank proven gone (its process ended,
+ * seen by a survivor on its machine or by cohortrun) or that aborted has failed; one
+ * whose process a survivor on its machine sees alive has not, whether it called yet
+ * or not; one that is neither counts as failed once the exec timeout
+ * (HCCL_EXEC_TIMEOUT / COHORT_EXEC_TIMEOUT) passed without it. `comm` stays failed:
+ * destroy it. HCCL_E_REMOTE if the survivors excluded this rank (it joined too
+ * late); HCCL_E_UNAVAIL if the store is gone with a failed rank. */
 HCCL_FUNC_VISIBILITY HcclResult CohortCommShrink(HcclComm comm, HcclComm* newComm);
 
 /* The ranks of `comm` the survivors agree failed, ascending, in its numbering:

@@ -14,7 +14,9 @@
 //                                the failed ranks, shrink, and check 100 allreduces of
 //                                the survivors (FAULT_WORKER_ABORT_AT=N: this rank aborts
 //                                and destroys its communicator after N iterations, and
-//                                stays alive a while)
+//                                stays alive a while; FAULT_WORKER_PAUSE_AT=N: this rank
+//                                makes no call for 6 s after N iterations). Prints the
+//                                loop's error and a later call's.
 // Prints "rank R: <what> FAILED code=N ...: <error>" and exits 4 (init) or 7 (an
 // operation) on failure, "rank R: <mode> OK" and 0 on success.
 #include <signal.h>
@@ -91,6 +93,7 @@ int shrinkAfterFailure(std::unique_ptr<Communicator> comm, std::size_t bytes) {
   if (!runtime::deviceMalloc(&buf, bytes).ok()) return failed("deviceMalloc", lastError(), 3);
   std::memset(buf, 0, bytes);
   const char* abortAt = std::getenv("FAULT_WORKER_ABORT_AT");
+  const char* pauseAt = std::getenv("FAULT_WORKER_PAUSE_AT");
   int i = 0;
   for (;; ++i) {
     if (abortAt != nullptr && i == std::atoi(abortAt)) {
@@ -100,14 +103,32 @@ int shrinkAfterFailure(std::unique_ptr<Communicator> comm, std::size_t bytes) {
       ::sleep(5);  // alive: the others must not need its process gone
       return 0;
     }
+    if (pauseAt != nullptr && i == std::atoi(pauseAt)) {
+      std::printf("rank %d: pausing\n", oldRank);
+      std::fflush(stdout);
+      ::sleep(6);
+    }
     const Status s =
         sync(comm->allReduce(buf, buf, bytes / 4, DataType::kFloat32, ReduceOp::kSum, nullptr));
-    if (!s.ok()) break;
+    if (!s.ok()) {
+      std::printf("rank %d: loop error code=%d: %s\n", oldRank, static_cast<int>(s.code()),
+                  s.message().c_str());
+      break;
+    }
     if (i == 0) std::printf("rank %d: looping\n", oldRank);
     std::fflush(stdout);
   }
+  // The default stream keeps the failure (it stops on errors): a stream of its own.
+  runtime::Stream* stream = nullptr;
+  Status s = runtime::streamCreate(&stream);
+  if (!s.ok()) return failed("streamCreate", s, 3);
+  s = comm->allReduce(buf, buf, bytes / 4, DataType::kFloat32, ReduceOp::kSum, stream);
+  if (s.ok()) s = runtime::streamSynchronize(stream);
+  std::printf("rank %d: later call code=%d: %s\n", oldRank, static_cast<int>(s.code()),
+              s.message().c_str());
+  std::fflush(stdout);
   std::vector<int> lost;
-  Status s = comm->failedRanks(&lost);
+  s = comm->failedRanks(&lost);
   if (!s.ok()) return failed("failedRanks", s, 7, i);
   std::unique_ptr<Communicator> shrunk;
   s = comm->shrink(&shrunk);
@@ -118,10 +139,6 @@ int shrinkAfterFailure(std::unique_ptr<Communicator> comm, std::size_t bytes) {
               shrunk->rank(), shrunk->size());
   std::fflush(stdout);
   (void)Communicator::destroy(std::move(comm), true);
-  // The default stream keeps the failure (it stops on errors): a stream of its own.
-  runtime::Stream* stream = nullptr;
-  s = runtime::streamCreate(&stream);
-  if (!s.ok()) return failed("streamCreate", s, 3);
   // Every element of 100 allreduces of an odd count, against the survivors' inputs.
   constexpr std::size_t kCount = 1001;
   std::vector<float> host(kCount);

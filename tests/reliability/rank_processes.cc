@@ -98,14 +98,16 @@ int failureCode(const std::string& log) {
   return at == std::string::npos ? -1 : std::atoi(log.c_str() + at + 12);
 }
 
-std::string failureLine(const std::string& log) {
-  const auto at = log.find("FAILED code=");
+std::string lineWith(const std::string& log, const std::string& needle) {
+  const auto at = log.find(needle);
   if (at == std::string::npos) return "";
   const auto begin = log.rfind('\n', at);
   const auto end = log.find('\n', at);
   const std::size_t from = begin == std::string::npos ? 0 : begin + 1;
   return log.substr(from, end == std::string::npos ? std::string::npos : end - from);
 }
+
+std::string failureLine(const std::string& log) { return lineWith(log, "FAILED code="); }
 
 double secondsSince(const RankProcess& p, Clock::time_point since) {
   return Seconds(p.exitedAt - since).count();

@@ -81,6 +81,8 @@ class Job {
 int failureCode(const std::string& log);
 /// A worker's "FAILED" line, or "".
 std::string failureLine(const std::string& log);
+/// The first line of `log` that holds `needle`, or "".
+std::string lineWith(const std::string& log, const std::string& needle);
 /// Seconds from `since` to the rank's exit.
 double secondsSince(const RankProcess& p, Clock::time_point since);
 
