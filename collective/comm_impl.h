@@ -24,6 +24,7 @@
 #include "common/wait.h"
 #include "transport/bootstrap.h"
 #include "transport/shm/shm_transport.h"
+#include "transport/tcp_store.h"
 #include "transport/transport.h"
 
 namespace cohort {
@@ -117,6 +118,15 @@ class Communicator::Impl {
   bool launcherSawEnd(const transport::PeerInfo& peer) const;
   /// What this rank can tell of rank q for the agreement (comm_shrink.cc).
   char lookAt(int q) const;
+  /// One attempt at agreeOnFailures on the current store (under agreeMu_).
+  Status agreeOnce(std::vector<int>* failed, Deadline by);
+  /// Where `peer` offers its standby store.
+  static std::string standbyAddress(const transport::PeerInfo& peer);
+  /// Starts (or shares) this process's standby store server at `address`.
+  Status startStandby(const std::string& address, int* port);
+  /// Makes the first answering rank's standby store this communicator's; false
+  /// if none answers (comm_shrink.cc).
+  bool useStandbyStore();
   /// A rank of this node whose process ended, as an error naming it (the waits'
   /// check: a peer that died while this rank waits on a live one).
   Status nodePeerGone() const;
@@ -225,6 +235,10 @@ class Communicator::Impl {
   std::vector<char> known_;
   Deadline silentLimit_ = Deadline::never();
   std::optional<std::vector<int>> agreedFailed_;
+  bool usingStandby_ = false;
+  // The standby store server this rank offers (shared with the process's other
+  // communicators of the same job; null when the store is in this process).
+  std::shared_ptr<transport::TcpStoreServer> standby_;
   std::map<std::string, int> subComms_;  // sub-communicators made per rank list
   collective::DeviceArea scratch_{"communicator scratch memory"};
   collective::DeviceArea stage_{"communicator staging memory"};

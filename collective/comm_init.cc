@@ -116,6 +116,11 @@ Status Communicator::Impl::connect() {
   if (transport::selectInterface(&nic).ok()) self.address = nic.address;
   self.libraryVersion = libraryVersionNumber();
   self.protocolVersion = COHORT_PROTOCOL_VERSION;
+  // A store in another process may die with a failed rank; each rank offers a
+  // standby for the survivors' agreement (comm_shrink.cc).
+  if (!store_->inProcess()) {
+    COHORT_RETURN_IF_ERROR(startStandby(standbyAddress(self), &self.standbyPort));
+  }
   const Deadline deadline = connectDeadline();
   std::vector<transport::Bytes> blobs;
   COHORT_RETURN_IF_ERROR(bootstrap_->allgather(self.encode(), &blobs, deadline));

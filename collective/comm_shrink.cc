@@ -12,11 +12,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <thread>
+#include <utility>
 
 #include "collective/comm_impl.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "common/process.h"
+#include "transport/tcp_store.h"
 
 namespace cohort {
 
@@ -82,6 +87,64 @@ bool decodeRanks(const transport::Bytes& in, int size, std::vector<int>* ranks) 
 
 }  // namespace
 
+namespace {
+
+// The standby store servers of this process, one per address and job token, shared
+// by every communicator that uses them (weakly held here: the last one to go
+// stops it, so no thread outlives the communicators).
+std::mutex gStandbyMu;
+std::map<std::pair<std::string, std::string>, std::weak_ptr<transport::TcpStoreServer>> gStandby;
+
+// How long a survivor tries one rank's standby store before the next.
+constexpr auto kStandbyConnectWait = std::chrono::milliseconds(500);
+
+}  // namespace
+
+std::string Communicator::Impl::standbyAddress(const transport::PeerInfo& peer) {
+  return peer.address.empty() ? "127.0.0.1" : peer.address;  // no interface: this node only
+}
+
+Status Communicator::Impl::startStandby(const std::string& address, int* port) {
+  const auto key = std::make_pair(address, token_.hex());
+  std::lock_guard<std::mutex> lock(gStandbyMu);
+  for (auto it = gStandby.begin(); it != gStandby.end();) {
+    it = it->second.expired() ? gStandby.erase(it) : std::next(it);
+  }
+  standby_ = gStandby[key].lock();
+  if (standby_ == nullptr) {
+    transport::StoreServerOptions server;
+    server.bindAddress = address;
+    server.token = token_;
+    COHORT_RETURN_IF_ERROR(transport::TcpStoreServer::start(server, &standby_));
+    gStandby[key] = standby_;
+  }
+  *port = standby_->port();
+  return Status::Ok();
+}
+
+bool Communicator::Impl::useStandbyStore() {
+  // Every survivor walks the ranks in order and takes the first standby that
+  // answers: the lowest live rank's, the same for all of them.
+  const transport::PeerInfo& self = peers_[static_cast<std::size_t>(rank)];
+  for (int q = 0; q < size; ++q) {
+    const transport::PeerInfo& peer = peers_[static_cast<std::size_t>(q)];
+    if (peer.standbyPort <= 0 || processGone(self, peer)) continue;
+    std::shared_ptr<transport::Store> standby;
+    if (transport::connectTcpStore(standbyAddress(peer), peer.standbyPort, token_, rank,
+                                   Deadline::after(kStandbyConnectWait), &standby)
+            .ok()) {
+      COHORT_LOG(kWarn, "collective",
+                 "rank {}: the job's store does not answer; the survivors go on with rank {}'s "
+                 "standby store ({}:{})",
+                 rank, q, standbyAddress(peer), peer.standbyPort);
+      store_ = std::move(standby);
+      known_.clear();  // a new store: join again
+      return true;
+    }
+  }
+  return false;
+}
+
 char Communicator::Impl::lookAt(int q) const {
   const transport::PeerInfo& self = peers_[static_cast<std::size_t>(rank)];
   const transport::PeerInfo& peer = peers_[static_cast<std::size_t>(q)];
@@ -98,6 +161,17 @@ Status Communicator::Impl::agreeOnFailures(std::vector<int>* failed, Deadline by
     *failed = *agreedFailed_;
     return Status::Ok();
   }
+  Status s = agreeOnce(failed, by);
+  // The store lived in a failed rank's process (a torchrun-style job's is rank
+  // 0's, a root info's its maker's): once, the survivors move to a standby.
+  if (s.code() == ErrorCode::kUnavailable && !usingStandby_ && !by.expired()) {
+    usingStandby_ = useStandbyStore();
+    if (usingStandby_) s = agreeOnce(failed, by);
+  }
+  return s;
+}
+
+Status Communicator::Impl::agreeOnce(std::vector<int>* failed, Deadline by) {
   const std::string base = prefix + "/shrink";
   auto storeGone = [&](const Status& s) {
     return makeError(ErrorCode::kUnavailable,

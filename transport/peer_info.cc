@@ -68,6 +68,7 @@ Bytes PeerInfo::encode() const {
   putString(out, address);
   putInt(out, libraryVersion);
   putInt(out, protocolVersion);
+  putInt(out, standbyPort);
   return out;
 }
 
@@ -86,6 +87,9 @@ Status PeerInfo::decode(const Bytes& bytes, PeerInfo* out) {
   p.physicalDevice = static_cast<int>(physical);
   p.libraryVersion = static_cast<std::uint32_t>(lib);
   p.protocolVersion = static_cast<std::uint32_t>(proto);
+  // Last, and optional: a rank of another version is still named as one.
+  std::int64_t standby = 0;
+  if (r.getInt(&standby)) p.standbyPort = static_cast<int>(standby);
   *out = p;
   return Status::Ok();
 }

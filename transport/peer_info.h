@@ -19,6 +19,9 @@ struct PeerInfo {
   int device = -1;          // logical device of the rank's communicator
   int physicalDevice = -1;
   std::string address;      // the interface address its TCP listener uses
+  /// Where its standby store listens (at `address`), 0 if it has none: the
+  /// survivors' store if the job's dies with a failed rank.
+  int standbyPort = 0;
   std::uint32_t libraryVersion = 0;
   std::uint32_t protocolVersion = 0;
   /// Position among the communicator's ranks of the same node (not sent: computed

@@ -42,6 +42,9 @@ class Store {
     (void)replyBy;
     return get(key, value, Deadline::afterMs(0));
   }
+  /// Whether the store lives in this process's memory (it dies with nothing a
+  /// peer could survive).
+  virtual bool inProcess() const { return false; }
 };
 
 /// A store in this process's memory: ranks as threads, and the state a store
@@ -53,6 +56,7 @@ class MemoryStore : public Store {
   Status wait(const std::vector<std::string>& keys, Deadline deadline) override;
   Status add(const std::string& key, std::int64_t delta, std::int64_t* result) override;
   Status check(const std::string& key, bool* exists) override;
+  bool inProcess() const override { return true; }
 
  private:
   std::mutex mu_;
@@ -73,6 +77,7 @@ class PrefixStore : public Store {
   Status check(const std::string& key, bool* exists) override;
   Status setBefore(const std::string& key, const Bytes& value, Deadline deadline) override;
   Status peek(const std::string& key, Bytes* value, Deadline replyBy) override;
+  bool inProcess() const override { return inner_->inProcess(); }
 
  private:
   std::shared_ptr<Store> inner_;

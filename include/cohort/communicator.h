@@ -149,9 +149,10 @@ class Communicator {
   //
   // After a rank died, aborted or left, the others agree on who failed and carry on
   // as a smaller communicator, without being told who failed. The agreement goes
-  // through the store the communicator was made with, which must outlive the failed
-  // ranks (cohortrun's, or a root info's server in a surviving process, or the
-  // memory of ranks as threads; a torchrun-style job's store is rank 0's).
+  // through the store the communicator was made with, or, if that store died with
+  // a failed rank (a torchrun-style job's is rank 0's), through the standby store
+  // every rank of a job with a store in another process offers: the lowest live
+  // rank's.
 
   /// The ranks the survivors agree failed, ascending, in this communicator's
   /// numbering (empty if none did). Every survivor calls it or shrink() (a failed

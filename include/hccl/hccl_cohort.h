@@ -6,9 +6,9 @@
  * aborts) or left, every other call on it fails. The survivors then agree on who
  * failed and carry on as a smaller communicator, without the application naming
  * the failed ranks. The agreement goes through the store the communicator was made
- * with, which must outlive the failed ranks: cohortrun's (it serves the store
- * itself), a root info's server in a surviving process (HcclGetRootInfo's), or the
- * process of ranks made by HcclCommInitAll.
+ * with (cohortrun's, HcclGetRootInfo's server, or the process of ranks made by
+ * HcclCommInitAll); if that store died with a failed rank, through the standby
+ * store of the lowest live rank.
  */
 #ifndef COHORT_HCCL_HCCL_COHORT_H_
 #define COHORT_HCCL_HCCL_COHORT_H_

@@ -104,6 +104,31 @@ TEST_P(ShrinkAfterFailure, SurvivorsAgreeWithoutWaitingForARankThatMakesNoCall) 
   EXPECT_EQ(job.leftBehind(), "");
 }
 
+// The job's store is rank 0's (a torchrun-style job): it dies with rank 0, and the
+// survivors move to the lowest live rank's standby store to agree and shrink.
+TEST_P(ShrinkAfterFailure, SurvivorsOfTheRankServingTheStoreGoOnWithAStandby) {
+  JobSpec spec;
+  spec.ranks = 4;
+  spec.args = {"shrink", kLoop4M};
+  spec.transport = GetParam();
+  Job job(COHORT_FAULT_WORKER, spec);
+  startLoop(&job, 4);
+  job.signal(0, SIGKILL);
+  EXPECT_EQ(job.wait(0, 5s), 128 + SIGKILL);
+  for (int r : {1, 2, 3}) {
+    EXPECT_EQ(job.wait(r, 30s), 0) << "rank " << r << ":\n" << job.log(r);
+    const std::string log = job.log(r);
+    EXPECT_NE(log.find("the survivors go on with rank 1's standby store"), std::string::npos)
+        << "rank " << r << ":\n" << log;
+    EXPECT_NE(log.find("shrunk: failed=[0] rank=" + std::to_string(r - 1) + " size=3"),
+              std::string::npos)
+        << "rank " << r << ":\n" << log;
+    EXPECT_NE(log.find("after shrink: 100 allreduces OK on 3 ranks"), std::string::npos)
+        << "rank " << r << ":\n" << log;
+  }
+  EXPECT_EQ(job.leftBehind(), "");
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, ShrinkAfterFailure, ::testing::Values("shm", "tcp"));
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "test_util.h"
+#include "transport/peer_info.h"
 #include "transport/store.h"
 #include "transport/tcp_store.h"
 
@@ -83,6 +84,43 @@ TEST(ControlStoreTest, SetGetCheckAddWaitRoundTrip) {
   ASSERT_OK(store->wait({"big", "empty", "counter"}, Deadline::after(2s)));
   ASSERT_OK(store->wait({}, Deadline::after(2s)));
   EXPECT_EQ(server->refusedCount(), 0);
+}
+
+// A communicator offers a standby store only when its store lives in another
+// process: a TCP client's, not a memory store's (nor a prefix over one).
+TEST(ControlStoreTest, OnlyAMemoryStoreLivesInThisProcess) {
+  auto server = startServer();
+  auto client = connect(*server, 0);
+  auto memory = std::make_shared<MemoryStore>();
+  EXPECT_FALSE(client->inProcess());
+  EXPECT_FALSE(PrefixStore(client, "p").inProcess());
+  EXPECT_TRUE(memory->inProcess());
+  EXPECT_TRUE(PrefixStore(memory, "p").inProcess());
+}
+
+// The standby store's port travels with the peer info; a peer info without it (a
+// rank of an older version) still decodes, with none, so its version is named.
+TEST(ControlStoreTest, PeerInfoCarriesTheStandbyPortAndMayLackIt) {
+  PeerInfo in;
+  in.rank = 3;
+  in.hostId = "host/boot/net:1";
+  in.pid = 4321;
+  in.address = "10.0.0.7";
+  in.libraryVersion = 7;
+  in.protocolVersion = 9;
+  in.standbyPort = 40123;
+  PeerInfo out;
+  ASSERT_OK(PeerInfo::decode(in.encode(), &out));
+  EXPECT_EQ(out.standbyPort, 40123);
+  EXPECT_EQ(out.address, "10.0.0.7");
+  EXPECT_EQ(out.pid, 4321);
+  Bytes older = in.encode();
+  older.resize(older.size() - 8);
+  ASSERT_OK(PeerInfo::decode(older, &out));
+  EXPECT_EQ(out.standbyPort, 0);
+  EXPECT_EQ(out.protocolVersion, 9u);
+  older.resize(older.size() - 1);
+  EXPECT_FALSE(PeerInfo::decode(older, &out).ok());
 }
 
 TEST(ControlStoreTest, GetWaitsForALaterSet) {
