@@ -33,7 +33,9 @@ namespace cohort {
 /// recorded its calls (launchCaptured) are such calls too; runOp() on the worker of
 /// the stream an operation was queued on, one operation at a time (comm_ops.cc);
 /// a posted call also from enqueue() (the launch's fast path), only while no call
-/// is queued; abort()/asyncError() from anywhere.
+/// is queued; abort()/asyncError() from anywhere. The agreement on failed ranks may
+/// replace the store (a standby, when the job's died): failedRanks() and shrink()
+/// come after the failure was reported, while no operation of it runs.
 class Communicator::Impl {
  public:
   /// Collective over the `size` ranks that share `store` under `prefix`, with
