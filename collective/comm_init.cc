@@ -50,6 +50,25 @@ Status checkVersions(const std::vector<PeerInfo>& peers, int rank) {
   return Status::Ok();
 }
 
+// A communicator's own link retry settings (CommOptions), over the environment's.
+Status linkRetry(const CommOptions& options,
+                 std::optional<transport::TransportContext::Retry>* out) {
+  if (options.retryEnable.empty() && options.retryParams.empty()) return Status::Ok();
+  std::map<std::string, std::string> vars;
+  if (!options.retryEnable.empty()) vars["HCCL_OP_RETRY_ENABLE"] = options.retryEnable;
+  if (!options.retryParams.empty()) vars["HCCL_OP_RETRY_PARAMS"] = options.retryParams;
+  const Config parsed = Config::parse(vars);
+  const Status valid = parsed.status();
+  if (!valid.ok()) {
+    return makeError(ErrorCode::kInvalidArgument, "the communicator's retry settings: {}",
+                     valid.message());
+  }
+  const Config& env = Config::global();
+  *out = transport::TransportContext::Retry::from(options.retryEnable.empty() ? env : parsed,
+                                                  options.retryParams.empty() ? env : parsed);
+  return Status::Ok();
+}
+
 // Processes that made a root info keep its store server alive until they exit.
 std::mutex gServersMu;
 std::vector<std::shared_ptr<transport::TcpStoreServer>> gServers;
@@ -144,6 +163,7 @@ Status Communicator::Impl::connect() {
   ctx.connectDeadline = deadline;
   ctx.shmRegionBytes = sizeof(collective::MeshRegion);
   ctx.operations = &operationsRun_;
+  COHORT_RETURN_IF_ERROR(linkRetry(options, &ctx.retry));
   std::vector<int> others;
   for (int r = 0; r < size; ++r) {
     if (r != rank) others.push_back(r);

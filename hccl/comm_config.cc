@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "collective/selector.h"
+#include "common/config.h"
 #include "common/error.h"
 
 namespace cohort::hccl {
@@ -95,6 +96,31 @@ Outcome readLaterFields(const char* function, const HcclCommConfig* c, std::size
                                 "HCCL_ALGO's syntax (" + s.message() + ")");
       }
     }
+  }
+  // The retry strings: the variables' syntax, checked as the variables are.
+  const struct {
+    std::size_t end;
+    const char* text;
+    std::size_t capacity;
+    const char* variable;
+    const char* parameter;
+    std::string* into;
+  } retry[] = {
+      {HCCL_FIELD_END(hcclRetryEnable), c->hcclRetryEnable, HCCL_COMM_RETRY_ENABLE_MAX_LENGTH,
+       "HCCL_OP_RETRY_ENABLE", "config.hcclRetryEnable", &out->retryEnable},
+      {HCCL_FIELD_END(hcclRetryParams), c->hcclRetryParams, HCCL_COMM_RETRY_PARAMS_MAX_LENGTH,
+       "HCCL_OP_RETRY_PARAMS", "config.hcclRetryParams", &out->retryParams},
+  };
+  for (const auto& field : retry) {
+    if (size < field.end) continue;
+    HCCL_RETURN_IF_FAILED(checkString(function, field.text, field.capacity, field.parameter));
+    if (field.text[0] == '\0') continue;
+    const Status valid = Config::parse({{field.variable, field.text}}).status();
+    if (!valid.ok()) {
+      return invalidParameter(function, fmt::format("\"{}\"", field.text), field.parameter,
+                              fmt::format("{}'s syntax ({})", field.variable, valid.message()));
+    }
+    *field.into = field.text;
   }
   if (size >= HCCL_FIELD_END(hcclQos)) {
     HCCL_RETURN_IF_FAILED(

@@ -1,6 +1,7 @@
 // HcclCommConfig: validated field by field (HCCL's ranges), then turned into what
-// a Cohort communicator can take per communicator: its name and its algorithm
-// choice (hcclAlgo, in HCCL_ALGO's syntax). The buffer size, determinism, RDMA
+// a Cohort communicator can take per communicator: its name, its algorithm
+// choice (hcclAlgo, in HCCL_ALGO's syntax) and its link retry settings
+// (hcclRetryEnable, hcclRetryParams). The buffer size, determinism, RDMA
 // class/level, QoS and execution timeout are checked and otherwise come from the
 // environment for every communicator alike (Cohort has no per-communicator
 // setting for them); Cohort's reductions follow a fixed schedule, so repeated
@@ -18,6 +19,10 @@ namespace cohort::hccl {
 struct CommSettings {
   std::string name;  ///< "" = the caller's default
   std::string algo;  ///< in COHORT_ALGO's syntax; "" = the environment's
+  /// hcclRetryEnable and hcclRetryParams (CommOptions); "" = the environment's.
+  /// A sub-communicator's links are its parent's, and so are their settings.
+  std::string retryEnable;
+  std::string retryParams;
 };
 
 /// Reads a config (null = every field not set). HCCL_E_PARA (EI0003) for a

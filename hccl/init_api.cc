@@ -58,7 +58,11 @@ Outcome joinAndRegister(const char* function, const UniqueId& id, int nranks, in
                         HcclComm* comm) {
   const std::string name = settings.name.empty() ? defaultName : settings.name;
   std::unique_ptr<Communicator> made;
-  COHORT_RETURN_IF_ERROR(Communicator::initRank(id, nranks, rank, &made, {name}));
+  cohort::CommOptions options;
+  options.name = name;
+  options.retryEnable = settings.retryEnable;
+  options.retryParams = settings.retryParams;
+  COHORT_RETURN_IF_ERROR(Communicator::initRank(id, nranks, rank, &made, options));
   HCCL_RETURN_IF_FAILED(cohort::hccl::applyCommSettings(function, settings, made.get()));
   *comm = CommRegistry::get().add(std::move(made), name);
   return Status::Ok();

@@ -164,4 +164,14 @@ Status probeAll(const TransportContext& context,
   return Status::Ok();
 }
 
+TransportContext::Retry TransportContext::Retry::from(const Config& levels, const Config& params) {
+  Retry r;
+  r.l0 = levels.retryL0;
+  r.l1 = levels.retryL1;
+  r.maxCnt = params.retryMaxCnt;
+  r.holdMs = params.retryHoldMs;
+  r.intervalMs = params.retryIntervalMs;
+  return r;
+}
+
 }  // namespace cohort::transport

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,10 @@
 #include "transport/handshake.h"
 #include "transport/link_report.h"
 #include "transport/peer_info.h"
+
+namespace cohort {
+struct Config;
+}  // namespace cohort
 
 namespace cohort::transport {
 
@@ -31,6 +36,20 @@ struct TransportContext {
   /// Operations the communicator started so far (a link's retry budget is per
   /// operation); outlives the connections. Null: not counted.
   const std::atomic<std::uint64_t>* operations = nullptr;
+  /// Retrying broken links (tcp), as HCCL_OP_RETRY_ENABLE and HCCL_OP_RETRY_PARAMS
+  /// say: a communicator's own settings (HcclCommConfig's hcclRetryEnable and
+  /// hcclRetryParams); unset, the environment's (Config::global()).
+  struct Retry {
+    bool l0 = false;  // links within a server
+    bool l1 = false;  // links between servers
+    int maxCnt = 1;
+    int holdMs = 5000;
+    int intervalMs = 1000;
+    /// What `levels` (HCCL_OP_RETRY_ENABLE's fields) and `params` (HCCL_OP_RETRY_PARAMS's)
+    /// say.
+    static Retry from(const Config& levels, const Config& params);
+  };
+  std::optional<Retry> retry;
 };
 
 /// One instance per communicator rank. Not thread-safe.

@@ -63,6 +63,13 @@ struct CommOptions {
   /// it. The runtime's watchdog on the caller's stream stays COHORT_EXEC_TIMEOUT, so a
   /// longer value than that is cut to it.
   long execTimeoutMs = -1;
+  /// Retrying this communicator's broken links, in HCCL_OP_RETRY_ENABLE's and
+  /// HCCL_OP_RETRY_PARAMS's syntax ("L0:0,L1:1"; "MaxCnt:3,HoldTime:5000,
+  /// IntervalTime:1000", fields left out at CANN's defaults); empty: the
+  /// environment's. A value the variable would refuse fails the init, naming it.
+  /// Sub-communicators inherit them.
+  std::string retryEnable;
+  std::string retryParams;
 };
 
 struct SendRecvItem {

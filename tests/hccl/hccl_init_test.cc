@@ -82,6 +82,8 @@ TEST(HcclRootInfo, ConfigNamesTheCommunicatorAndChoosesItsAlgorithm) {
     HcclCommConfigInit(&config);
     std::strcpy(config.hcclCommName, "tp_group");
     std::strcpy(config.hcclAlgo, "level0:NA;level1:ring");
+    std::strcpy(config.hcclRetryEnable, "L0:1,L1:1");  // accepted; these links are shm
+    std::strcpy(config.hcclRetryParams, "MaxCnt:2,HoldTime:1000");
     config.hcclBufferSize = 64;
     config.hcclDeterministic = 1;
     HcclComm comm = nullptr;
@@ -120,6 +122,14 @@ TEST(HcclConfig, FieldsOutOfRangeAreRefusedBeforeJoining) {
       {[](HcclCommConfig* c) { c->hcclExecTimeOut = -5; }, "config.hcclExecTimeOut"},
       {[](HcclCommConfig* c) { std::strcpy(c->hcclAlgo, "level1:bogus"); }, "config.hcclAlgo"},
       {[](HcclCommConfig* c) { c->hcclQos = 8; }, "config.hcclQos"},
+      {[](HcclCommConfig* c) { std::strcpy(c->hcclRetryEnable, "L1:2"); },
+       "config.hcclRetryEnable"},
+      {[](HcclCommConfig* c) { std::memset(c->hcclRetryEnable, 'L', 50); },
+       "config.hcclRetryEnable"},
+      {[](HcclCommConfig* c) { std::strcpy(c->hcclRetryParams, "MaxCnt:11"); },
+       "config.hcclRetryParams"},
+      {[](HcclCommConfig* c) { std::strcpy(c->hcclRetryParams, "HoldTime:5000,Bogus:1"); },
+       "HCCL_OP_RETRY_PARAMS's syntax"},
   };
   for (const Case& c : cases) {
     HcclCommConfig config;

@@ -65,6 +65,33 @@ TEST(TcpConnect, BlobNamesTheListener) {
   EXPECT_EQ(blob, again);
 }
 
+// A communicator's own retry settings (HcclCommConfig's hcclRetryEnable) rule its
+// links, whatever the environment says (here: nothing): retried links carry an ack
+// socket; ranks that disagree are told so at connect time.
+TEST(TcpConnect, ACommunicatorsOwnRetrySettingsRuleItsLinks) {
+  TransportContext::Retry on;
+  on.l0 = true;
+  on.maxCnt = 3;
+  TcpJob job;
+  job.retry = {on, on};
+  std::vector<TcpRank> ranks = connectJob(job);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_OK(ranks[static_cast<std::size_t>(r)].status);
+    const auto& c = static_cast<const tcp::TcpConnection&>(
+        *ranks[static_cast<std::size_t>(r)].conns[static_cast<std::size_t>(1 - r)]);
+    EXPECT_GE(c.ackSocketFd(), 0) << "rank " << r;
+  }
+  TcpJob plain;
+  std::vector<TcpRank> without = connectJob(plain);
+  ASSERT_OK(without[0].status);
+  EXPECT_LT(static_cast<const tcp::TcpConnection&>(*without[0].conns[1]).ackSocketFd(), 0);
+  TcpJob mixed;
+  mixed.retry = {on, std::nullopt};
+  mixed.timeoutMs = 1000;  // rank 1 waits for the sockets rank 0 refuses to dial
+  std::vector<TcpRank> disagree = connectJob(mixed);
+  EXPECT_ERROR(disagree[0].status, kInvalidUsage, "disagree on retrying their link");
+}
+
 TEST(TcpConnect, WrongTokenIsRefused) {
   TcpJob job;
   job.tokens = {JobToken::fromText("job-a"), JobToken::fromText("job-b")};

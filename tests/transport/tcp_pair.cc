@@ -19,6 +19,7 @@ Status runRank(const TcpJob& job, int rank, std::shared_ptr<Store> store, TcpRan
   ctx.self.address = "127.0.0.1";
   ctx.token = job.tokens.empty() ? JobToken::fromText("tcp-test") : job.tokens[rank];
   ctx.connectDeadline = Deadline::afterMs(job.timeoutMs);
+  if (!job.retry.empty()) ctx.retry = job.retry[static_cast<std::size_t>(rank)];
   tcp::TcpOptions options;
   if (!job.options.empty()) options = job.options[static_cast<std::size_t>(rank)];
   out->transport = makeTcpTransport(ctx, options);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct TcpJob {
   int size = 2;
   std::vector<tcp::TcpOptions> options;  // per rank; empty = defaults with 2 sockets
   std::vector<JobToken> tokens;          // per rank; empty = one shared token
+  /// Per rank, the communicator's link retry settings; empty = the environment's.
+  std::vector<std::optional<TransportContext::Retry>> retry;
   long timeoutMs = 5000;
   /// Order in which rank r connects its peers (default: ascending).
   std::function<std::vector<int>(int rank)> order;

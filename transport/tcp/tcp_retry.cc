@@ -30,19 +30,22 @@ namespace {
 constexpr auto kHelloLimit = std::chrono::seconds(2);
 }  // namespace
 
-RetryPolicy RetryPolicy::forLink(bool sameNode) {
-  const Config& c = Config::global();
+RetryPolicy RetryPolicy::forLink(bool sameNode,
+                                 const std::optional<TransportContext::Retry>& own) {
+  const TransportContext::Retry r =
+      own ? *own : TransportContext::Retry::from(Config::global(), Config::global());
   RetryPolicy p;
-  p.enabled = sameNode ? c.retryL0 : c.retryL1;
-  p.maxCnt = c.retryMaxCnt;
-  p.hold = std::chrono::milliseconds(c.retryHoldMs);
-  p.interval = std::chrono::milliseconds(c.retryIntervalMs);
+  p.enabled = sameNode ? r.l0 : r.l1;
+  p.maxCnt = r.maxCnt;
+  p.hold = std::chrono::milliseconds(r.holdMs);
+  p.interval = std::chrono::milliseconds(r.intervalMs);
   return p;
 }
 
-bool RetryPolicy::anyEnabled() {
-  const Config& c = Config::global();
-  return c.retryL0 || c.retryL1;
+bool RetryPolicy::anyEnabled(const std::optional<TransportContext::Retry>& own) {
+  const TransportContext::Retry r =
+      own ? *own : TransportContext::Retry::from(Config::global(), Config::global());
+  return r.l0 || r.l1;
 }
 
 std::vector<std::uint8_t> ProbeAnswer::encode() const {

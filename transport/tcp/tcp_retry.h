@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -25,6 +26,7 @@
 #include "cohort/status.h"
 #include "transport/handshake.h"
 #include "transport/tcp/tcp_options.h"
+#include "transport/transport.h"
 
 namespace cohort::transport::tcp {
 
@@ -34,11 +36,11 @@ struct RetryPolicy {
   int maxCnt = 1;  // breaks one operation rides out on the link
   std::chrono::milliseconds hold{5000};      // a broken link may stay unusable this long
   std::chrono::milliseconds interval{1000};  // between two attempts to re-establish it
-  /// The policy of a link within a server (L0) or between servers (L1), from
-  /// Config::global().
-  static RetryPolicy forLink(bool sameNode);
+  /// The policy of a link within a server (L0) or between servers (L1): the
+  /// communicator's settings, else Config::global()'s.
+  static RetryPolicy forLink(bool sameNode, const std::optional<TransportContext::Retry>& own);
   /// Whether any level is enabled (a rank then runs a hub).
-  static bool anyEnabled();
+  static bool anyEnabled(const std::optional<TransportContext::Retry>& own);
 };
 
 /// The hub's handshakes: ChannelKind::kReconnect with `channel` = generation << 8

@@ -95,7 +95,7 @@ Status TcpTransport::setup(Bytes* blob) {
     mine_.sockets = options_.socketsPerPeer;
     mine_.chunkBytes = options_.chunkBytes;
     COHORT_RETURN_IF_ERROR(acceptor_.listen(nif.address, &mine_.port));
-    if (RetryPolicy::anyEnabled()) {
+    if (RetryPolicy::anyEnabled(context_.retry)) {
       Handshake expected = expectedHello();
       expected.kind = ChannelKind::kReconnect;
       hub_ = std::make_shared<ReconnectHub>(options_, expected);
@@ -179,11 +179,12 @@ Status TcpTransport::connect(const PeerInfo& peer, const Bytes& peerBlob,
   }
   std::vector<int> fds;
   const bool dialing = context_.rank < peer.rank;
-  const RetryPolicy policy = RetryPolicy::forLink(peer.sameNode(context_.self));
+  const RetryPolicy policy = RetryPolicy::forLink(peer.sameNode(context_.self), context_.retry);
   if (policy.enabled && (hub_ == nullptr || theirs.hubPort == 0)) {
     return makeError(ErrorCode::kInvalidUsage,
                      "rank {} and rank {} disagree on retrying their link: set "
-                     "HCCL_OP_RETRY_ENABLE alike on every rank",
+                     "HCCL_OP_RETRY_ENABLE (or the communicator's hcclRetryEnable) alike on "
+                     "every rank",
                      context_.rank, peer.rank);
   }
   // A retried link has one more socket, for the reader's acks (tcp_retry.h).
