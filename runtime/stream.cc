@@ -168,8 +168,14 @@ Status Stream::waitForEvent(const std::shared_ptr<EventState>& event, std::uint6
   auto queuedBehind = [&] {
     return enqueued_.load(std::memory_order_acquire) > completed_.load(std::memory_order_acquire) + 1;
   };
+  // An abort that counted its interruption before this wait began still drops
+  // the running task (number completed_ + 1) through dropThrough_.
+  auto dropped = [&] {
+    return dropThrough_.load(std::memory_order_acquire) >
+           completed_.load(std::memory_order_acquire);
+  };
   auto between = [&]() -> std::optional<Status> {
-    if (this->interruptions() != interruptions || retiring()) {
+    if (this->interruptions() != interruptions || retiring() || dropped()) {
       return makeError(ErrorCode::kAborted, "{}: a wait for an event was aborted", name());
     }
     if (deadline.expired()) {
