@@ -21,6 +21,14 @@ const std::string kLoop4M = std::to_string(4u << 20);
 
 class ShrinkAfterFailure : public ::testing::TestWithParam<std::string> {
  protected:
+  // Four ranks of the worker's "shrink" loop over this test's transport.
+  JobSpec shrinkJob() const {
+    JobSpec spec;
+    spec.ranks = 4;
+    spec.args = {"shrink", kLoop4M};
+    spec.transport = GetParam();
+    return spec;
+  }
   void startLoop(Job* job, int n) {
     for (int r = 0; r < n; ++r) {
       ASSERT_TRUE(job->waitFor(r, "looping", 60s)) << "rank " << r << ":\n" << job->log(r);
@@ -51,10 +59,7 @@ class ShrinkAfterFailure : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(ShrinkAfterFailure, SurvivorsOfAKilledRankAgreeOnItShrinkAndGoOn) {
-  JobSpec spec;
-  spec.ranks = 4;
-  spec.args = {"shrink", kLoop4M};
-  spec.transport = GetParam();
+  JobSpec spec = shrinkJob();
   Job job(COHORT_FAULT_WORKER, spec);
   startLoop(&job, 4);
   job.signal(2, SIGKILL);
@@ -66,10 +71,7 @@ TEST_P(ShrinkAfterFailure, SurvivorsOfAKilledRankAgreeOnItShrinkAndGoOn) {
 // The aborting rank's process lives on (5 s): its note in the store, not its exit,
 // tells the survivors, who finish before it exits.
 TEST_P(ShrinkAfterFailure, SurvivorsOfAnAbortingRankDoNotWaitForItsProcess) {
-  JobSpec spec;
-  spec.ranks = 4;
-  spec.args = {"shrink", kLoop4M};
-  spec.transport = GetParam();
+  JobSpec spec = shrinkJob();
   spec.rankEnv[2] = {"FAULT_WORKER_ABORT_AT=20"};
   Job job(COHORT_FAULT_WORKER, spec);
   startLoop(&job, 4);
@@ -83,10 +85,7 @@ TEST_P(ShrinkAfterFailure, SurvivorsOfAnAbortingRankDoNotWaitForItsProcess) {
 // lives, which its node's ranks can see), and its next call, 6 s later, reads the
 // same agreement.
 TEST_P(ShrinkAfterFailure, SurvivorsAgreeWithoutWaitingForARankThatMakesNoCall) {
-  JobSpec spec;
-  spec.ranks = 4;
-  spec.args = {"shrink", kLoop4M};
-  spec.transport = GetParam();
+  JobSpec spec = shrinkJob();
   spec.rankEnv[3] = {"FAULT_WORKER_PAUSE_AT=20"};
   Job job(COHORT_FAULT_WORKER, spec);
   startLoop(&job, 4);
@@ -107,10 +106,7 @@ TEST_P(ShrinkAfterFailure, SurvivorsAgreeWithoutWaitingForARankThatMakesNoCall) 
 // The job's store is rank 0's (a torchrun-style job): it dies with rank 0, and the
 // survivors move to the lowest live rank's standby store to agree and shrink.
 TEST_P(ShrinkAfterFailure, SurvivorsOfTheRankServingTheStoreGoOnWithAStandby) {
-  JobSpec spec;
-  spec.ranks = 4;
-  spec.args = {"shrink", kLoop4M};
-  spec.transport = GetParam();
+  JobSpec spec = shrinkJob();
   Job job(COHORT_FAULT_WORKER, spec);
   startLoop(&job, 4);
   job.signal(0, SIGKILL);
