@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -22,11 +23,17 @@
 
 namespace cohort::transport::rdma::fake {
 
-// The keys a NIC would know: lkey == rkey -> registered range.
+class FakeQueuePair;
+
+// The keys a NIC would know: lkey == rkey -> registered range; and its queue
+// pairs by number (what a rejoin connects to).
 struct FakeNic {
   std::map<std::uint32_t, std::pair<std::uintptr_t, std::size_t>> keys;
   std::uint32_t nextKey = 0x100;
   int registrations = 0;
+  std::map<std::uint32_t, FakeQueuePair*> qps;
+  std::uint32_t nextQpn = 0x100;
+  std::vector<std::string> retiredFaults;  // of queue pairs destroyed
   bool covers(std::uint32_t key, std::uint64_t addr, std::size_t length) const {
     auto it = keys.find(key);
     return it != keys.end() && addr >= it->second.first &&
@@ -52,9 +59,11 @@ class FakeRegistrar : public Registrar {
 
 class FakeQueuePair : public QueuePair {
  public:
-  FakeQueuePair(FakeNic* nic, std::uint32_t qpn) : nic_(nic), qpn_(qpn) {}
+  FakeQueuePair(FakeNic* nic, std::uint32_t qpn) : nic_(nic), qpn_(qpn) { nic_->qps[qpn] = this; }
   ~FakeQueuePair() override {
     if (peer) peer->peer = nullptr;
+    nic_->qps.erase(qpn_);
+    nic_->retiredFaults.insert(nic_->retiredFaults.end(), faults.begin(), faults.end());
   }
 
   int postSend(ibv_send_wr* wr) override {
@@ -99,14 +108,36 @@ class FakeQueuePair : public QueuePair {
   int armNotify() override { return -1; }
   void drainNotify() override {}
   std::uint32_t qpNumber() const override { return qpn_; }
-
-  // Executes the writes held back so far, in order.
-  void deliver() {
-    while (!pending_.empty()) {
-      execute(pending_.front());
+  // As a NIC does: every request still posted completes, flushed.
+  void toError() override {
+    broken_ = true;
+    for (const Write& w : pending_) complete(w.wrId, IBV_WC_WR_FLUSH_ERR);
+    pending_.clear();
+    for (std::uint64_t id : recvs_) {
+      ibv_wc wc{};
+      wc.wr_id = id;
+      wc.status = IBV_WC_WR_FLUSH_ERR;
+      wc.opcode = IBV_WC_RECV;
+      wc.qp_num = qpn_;
+      cq_.push_back({wc, false});
+    }
+    recvs_.clear();
+  }
+  // The wire between this queue pair and its peer is cut: the next write this
+  // end executes finds no ACK and the queue pair goes to error, as a NIC's
+  // transport retries would end.
+  void cut() { cut_ = true; }
+  // Executes the first `n` writes held back.
+  void deliver(int n) {
+    for (; n > 0 && !pending_.empty(); --n) {
+      const Write w = std::move(pending_.front());
       pending_.pop_front();
+      execute(w);
     }
   }
+
+  // Executes the writes held back so far, in order.
+  void deliver() { deliver(static_cast<int>(pending_.size())); }
   // Queues a raw signal to the peer, as a misbehaving peer would.
   void inject(std::uint32_t imm) {
     Write w{makeWrId(WorkTag::kControl, 0), 0, 0, imm, {}};
@@ -144,6 +175,11 @@ class FakeQueuePair : public QueuePair {
       broken_ = true;
       return;
     }
+    if (cut_ || peer->broken_) {  // no ACK comes over a cut wire or from a QP in error
+      complete(w.wrId, IBV_WC_RETRY_EXC_ERR);
+      toError();
+      return;
+    }
     if (!w.bytes.empty()) {
       if (!nic_->covers(w.rkey, w.addr, w.bytes.size())) {
         faults.push_back("remote key/range refused");
@@ -171,13 +207,42 @@ class FakeQueuePair : public QueuePair {
   FakeNic* nic_;
   std::uint32_t qpn_;
   bool broken_ = false;
+  bool cut_ = false;
   std::uint32_t sendQueueUsed_ = 0;
   std::deque<Write> pending_;
   std::deque<std::uint64_t> recvs_;
   std::deque<std::pair<ibv_wc, bool>> cq_;  // bool: a send completion
 };
 
+// Makes a rejoin's queue pairs on the fake NIC; connect() joins a pair by number.
+class FakeQpMaker : public QpMaker {
+ public:
+  explicit FakeQpMaker(FakeNic* nic) : nic_(nic) {}
+  Status make(std::unique_ptr<QueuePair>* qp, std::uint32_t* psn) override {
+    auto made = std::make_unique<FakeQueuePair>(nic_, nic_->nextQpn++);
+    COHORT_RETURN_IF_ERROR(postInitialReceives(*made));
+    *psn = made->qpNumber() * 7;
+    *qp = std::move(made);
+    return Status::Ok();
+  }
+  Status connect(QueuePair& qp, std::uint32_t psn, std::uint32_t peerQpn,
+                 std::uint32_t peerPsn) override {
+    auto it = nic_->qps.find(peerQpn);
+    if (it == nic_->qps.end() || peerPsn != peerQpn * 7 || psn != qp.qpNumber() * 7) {
+      return Status(ErrorCode::kConnectionError, "fake: no such queue pair to connect to");
+    }
+    auto& mine = static_cast<FakeQueuePair&>(qp);
+    mine.peer = it->second;
+    it->second->peer = &mine;
+    return Status::Ok();
+  }
+
+ private:
+  FakeNic* nic_;
+};
+
 // Two connected ranks over fake queue pairs: conn[0] is rank 0, conn[1] rank 1.
+// qp[] are the first queue pairs (a rejoin replaces them).
 struct FakePair {
   FakeNic nic;
   std::shared_ptr<FakeRegistrar> registrar = std::make_shared<FakeRegistrar>(&nic);
@@ -185,7 +250,8 @@ struct FakePair {
   FakeQueuePair* qp[2] = {nullptr, nullptr};
   std::unique_ptr<RdmaConnection> conn[2];
 
-  explicit FakePair(bool start = true) {
+  using Resilience = std::function<std::unique_ptr<RdmaResilience>(int rank, FakeNic* nic)>;
+  explicit FakePair(bool start = true, const Resilience& resilience = nullptr) {
     RdmaBuffers buffers[2];
     std::unique_ptr<FakeQueuePair> qps[2];
     for (int i = 0; i < 2; ++i) {
@@ -213,7 +279,7 @@ struct FakePair {
     }
     for (int i = 0; i < 2; ++i) {
       conn[i] = std::make_unique<RdmaConnection>(links[i], std::move(qps[i]), std::move(buffers[i]),
-                                                 cache);
+                                                 cache, resilience ? resilience(i, &nic) : nullptr);
     }
     if (start) {
       EXPECT_OK(conn[0]->start());
@@ -237,10 +303,9 @@ struct FakePair {
 
   std::string faults() const {
     std::string out;
-    for (auto* q : qp) {
-      if (q) {
-        for (const auto& f : q->faults) out += f + "; ";
-      }
+    for (const auto& f : nic.retiredFaults) out += f + "; ";
+    for (const auto& [qpn, q] : nic.qps) {
+      for (const auto& f : q->faults) out += f + "; ";
     }
     return out;
   }

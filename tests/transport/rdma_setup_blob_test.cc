@@ -24,7 +24,7 @@ RdmaSetupBlob sampleBlob() {
   b.endpoint.gid = Gid{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 2};
   for (int r : {0, 2, 3}) {
     b.entries.push_back(RdmaQpEntry{r, 0x100u + r, 0xabcdefu - r, 0x7f0000001000ull + r * 4096u,
-                                    0xdead0000u + r, 16, 65552});
+                                    0xdead0000u + r, 16, 65552, r == 2 ? 0u : 40000u});
   }
   return b;
 }
@@ -47,6 +47,8 @@ TEST(RdmaSetupBlobTest, RoundTripKeepsEveryField) {
   for (std::size_t i = 0; i < 3; ++i) EXPECT_TRUE(out.entries[i] == in.entries[i]) << i;
   ASSERT_NE(out.entryFor(2), nullptr);
   EXPECT_EQ(out.entryFor(2)->qpn, 0x102u);
+  EXPECT_EQ(out.entryFor(2)->hubPort, 0u);  // an older rank's: no retry
+  EXPECT_EQ(out.entryFor(3)->hubPort, 40000u);
   EXPECT_EQ(out.entryFor(1), nullptr);  // no queue pair to itself
 }
 
@@ -108,6 +110,7 @@ TEST(RdmaSetupBlobTest, InconsistentFieldsAreRejected) {
   expectRejected([](RdmaSetupBlob& b) { b.entries[2].qpn = 0x1000000; }, "exceed 24 bits");
   expectRejected([](RdmaSetupBlob& b) { b.entries[2].psn = 0x1000000; }, "exceed 24 bits");
   expectRejected([](RdmaSetupBlob& b) { b.entries[0].ringSlots = 0; }, "empty ring");
+  expectRejected([](RdmaSetupBlob& b) { b.entries[0].hubPort = 65536; }, "reconnect port 65536");
   expectRejected([](RdmaSetupBlob& b) { b.endpoint.mtu = 6; }, "MTU code 6");
   expectRejected([](RdmaSetupBlob& b) { b.endpoint.linkLayer = 9; }, "unknown link layer 9");
   expectRejected([](RdmaSetupBlob& b) { b.endpoint.port = 0; }, "port 0");

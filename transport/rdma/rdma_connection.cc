@@ -26,13 +26,15 @@ Status postInitialReceives(QueuePair& qp) {
 }
 
 RdmaConnection::RdmaConnection(RdmaLink link, std::unique_ptr<QueuePair> qp, RdmaBuffers buffers,
-                               std::shared_ptr<RegistrationCache> cache)
+                               std::shared_ptr<RegistrationCache> cache,
+                               std::unique_ptr<RdmaResilience> resilience)
     : link_(std::move(link)),
       cache_(std::move(cache)),
       buffers_(std::move(buffers)),
       qp_(std::move(qp)),
       chunkBytes_(std::min<std::size_t>(link_.slotBytes - kSlotHeaderBytes, kSlotPayload)),
-      credits_(link_.ringSlots) {
+      credits_(link_.ringSlots),
+      retry_(std::move(resilience)) {
   COHORT_CHECK(link_.slotBytes > kSlotHeaderBytes);
   COHORT_CHECK_LE(link_.ringSlots, kRingSlots);
   COHORT_CHECK(buffers_.ring && buffers_.ring->length() >= RdmaBuffers::ringBytes());
@@ -125,6 +127,8 @@ Status RdmaConnection::postRecv(void* dst, std::size_t bytes, const Reduction* r
 Status RdmaConnection::progress() {
   if (!error_.ok()) return error_;
   Status s = pollCompletions();
+  if (s.ok() && retry_) s = keepLinkUp();
+  if (s.ok() && broken_) return s;  // nothing moves until the link is back
   if (s.ok()) s = consumeArrivals();
   if (s.ok()) s = postChunks();
   if (s.ok()) s = returnCredits();
@@ -137,6 +141,7 @@ WaitHint RdmaConnection::waitHint() {
   never.word = &neverSleep_;
   never.snapshot = neverSleep_.snapshot() + 1;
   if (!error_.ok() || !stash_.empty()) return never;
+  if (broken_) return never;  // re-establishing the link polls its side channel
   WaitHint hint;
   hint.fd = qp_->armNotify();
   armed_ = true;
@@ -167,20 +172,41 @@ Status RdmaConnection::pollCompletions() {
   }
 }
 
+namespace {
+
+// What a link that broke or went silent ends its requests with (the peer's
+// process may well be alive); the rest are this rank's or the peer's bugs.
+bool linkFailure(ibv_wc_status status) {
+  return status == IBV_WC_RETRY_EXC_ERR || status == IBV_WC_WR_FLUSH_ERR ||
+         status == IBV_WC_BAD_RESP_ERR;
+}
+
+}  // namespace
+
 Status RdmaConnection::onCompletion(const ibv_wc& wc) {
   const WorkTag tag = wrIdTag(wc.wr_id);
   if (wc.status != IBV_WC_SUCCESS) {
+    if (tag == WorkTag::kRecv) --recvsOutstanding_;
+    if (tag == WorkTag::kData) --writesInFlight_;
+    if (tag != WorkTag::kRecv) --sendQueueUsed_;
+    if (broken_) return Status::Ok();  // the rest of a broken queue pair, flushed
     const char* op = tag == WorkTag::kRecv   ? "receive"
                      : tag == WorkTag::kData ? "write of a data chunk"
                                              : "write of a control signal";
-    return completionStatus(wc.status, wc.vendor_err, op, link_.local, link_.remote);
+    Status cause = completionStatus(wc.status, wc.vendor_err, op, link_.local, link_.remote);
+    if (retry_ && linkFailure(wc.status)) return onBreak(cause, true);
+    return cause;
   }
   switch (tag) {
     case WorkTag::kRecv: {
-      ibv_recv_wr wr{};
-      wr.wr_id = wc.wr_id;
-      if (int rc = qp_->postRecv(&wr)) {
-        return systemError(rc, fmt::format("rdma: ibv_post_recv on {}", link_.local));
+      --recvsOutstanding_;
+      if (!broken_) {
+        ibv_recv_wr wr{};
+        wr.wr_id = wc.wr_id;
+        if (int rc = qp_->postRecv(&wr)) {
+          return systemError(rc, fmt::format("rdma: ibv_post_recv on {}", link_.local));
+        }
+        ++recvsOutstanding_;
       }
       if (!(wc.wc_flags & IBV_WC_WITH_IMM)) return protocolError("a receive without immediate");
       return onSignal(ntohl(wc.imm_data));

@@ -5,9 +5,11 @@
 // straight from the caller's buffer when the runtime owns it (device or pinned
 // memory, registered once through the cache) and from a registered staging
 // slot otherwise. Data waits until the peer says READY, so no write reaches a
-// queue pair that is not yet ready to receive.
+// queue pair that is not yet ready to receive. With a retry policy
+// (rdma_rejoin.h) a broken queue pair is replaced instead of failing.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <string>
@@ -16,6 +18,7 @@
 #include "transport/connection.h"
 #include "transport/rdma/rdma_queue_pair.h"
 #include "transport/rdma/rdma_registration.h"
+#include "transport/rdma/rdma_rejoin.h"
 #include "transport/rdma/rdma_wire.h"
 
 namespace cohort::transport::rdma {
@@ -49,8 +52,11 @@ Status postInitialReceives(QueuePair& qp);
 /// the registration cache. Destroying it tells the peer (a CLOSE signal).
 class RdmaConnection : public Connection {
  public:
+  /// `qp` has its kRecvDepth receives posted; `resilience` (HCCL_OP_RETRY_ENABLE)
+  /// replaces it when it breaks.
   RdmaConnection(RdmaLink link, std::unique_ptr<QueuePair> qp, RdmaBuffers buffers,
-                 std::shared_ptr<RegistrationCache> cache);
+                 std::shared_ptr<RegistrationCache> cache,
+                 std::unique_ptr<RdmaResilience> resilience = nullptr);
   ~RdmaConnection() override;
 
   /// Announces READY to the peer; call once the queue pair is in RTS.
@@ -71,6 +77,8 @@ class RdmaConnection : public Connection {
   /// Tells the peer as closing does (a receive it waits for fails at once);
   /// later calls here return `why`.
   void abort(const Status& why) override;
+  /// Queue pairs replaced after a break (retry mode).
+  int reconnections() const { return reconnections_; }
 
  private:
   struct PendingSend {
@@ -107,6 +115,12 @@ class RdmaConnection : public Connection {
   Status checkPeerClosed() const;
   Status protocolError(const std::string& what) const;
   Status fail(Status status);
+  // Retry mode (rdma_connection_retry.cc).
+  Status onBreak(const Status& cause, bool counts);
+  Status keepLinkUp();
+  Status resume(const ResumePoint& theirs, std::unique_ptr<QueuePair> qp);
+  Status rewindSends(std::uint64_t peerArrived);
+  Status giveUp(Status why);
 
   RdmaLink link_;
   std::shared_ptr<RegistrationCache> cache_;
@@ -135,6 +149,19 @@ class RdmaConnection : public Connection {
   bool peerClosed_ = false;
   bool armed_ = false;
   bool warnedStaging_ = false;
+
+  // Receive requests posted on the queue pair and not yet completed: a broken
+  // one is replaced once every request of it has completed (flushed).
+  std::uint32_t recvsOutstanding_ = kRecvDepth;
+  std::unique_ptr<RdmaResilience> retry_;
+  bool broken_ = false;
+  std::chrono::steady_clock::time_point brokenAt_, nextTry_;
+  Status breakCause_;
+  int tries_ = 0;
+  std::string lastTry_;
+  std::uint64_t opAtBreak_ = ~std::uint64_t{0};
+  int breaksInOp_ = 0;
+  int reconnections_ = 0;
 };
 
 }  // namespace cohort::transport::rdma

@@ -55,7 +55,7 @@ Status RdmaConnection::deliver(PendingRecv& r, const std::uint8_t* slot) {
 }
 
 Status RdmaConnection::postChunks() {
-  while (peerReady_ && !peerClosed_ && nextToPost_ < sends_.size() && credits_ > 0 &&
+  while (!broken_ && peerReady_ && !peerClosed_ && nextToPost_ < sends_.size() && credits_ > 0 &&
          writesInFlight_ < kSendDepth && sendQueueUsed_ + kReservedSignals < kSendQueueDepth) {
     PendingSend& s = sends_[nextToPost_];
     COHORT_RETURN_IF_ERROR(postChunk(s));
@@ -109,6 +109,7 @@ Status RdmaConnection::postChunk(PendingSend& s) {
 }
 
 Status RdmaConnection::postControl(ImmKind kind, std::uint32_t value) {
+  if (broken_) return Status::Ok();  // lost with the link; resume() restarts the protocol
   if (sendQueueUsed_ >= kSendQueueDepth) {
     return protocolError(fmt::format("send queue full ({} requests) for a {} signal",
                                      sendQueueUsed_, immKindName(kind)));

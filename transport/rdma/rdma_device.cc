@@ -202,6 +202,15 @@ Status VerbsQueuePair::modify(const QpTransition& transition, const char* what) 
   return Status::Ok();
 }
 
+void VerbsQueuePair::toError() {
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  if (int rc = ibv_modify_qp(qp_, &attr, IBV_QP_STATE)) {
+    COHORT_LOG(kWarn, "transport", "ibv_modify_qp of qpn 0x{:x} to ERR on {}: {}", qp_->qp_num,
+               device_->describe(), std::strerror(rc));
+  }
+}
+
 int VerbsQueuePair::postSend(ibv_send_wr* wr) {
   ibv_send_wr* bad = nullptr;
   return ibv_post_send(qp_, wr, &bad);

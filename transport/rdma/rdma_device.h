@@ -81,6 +81,7 @@ class VerbsQueuePair : public QueuePair {
   int armNotify() override;
   void drainNotify() override;
   std::uint32_t qpNumber() const override { return qp_->qp_num; }
+  void toError() override;
 
  private:
   explicit VerbsQueuePair(std::shared_ptr<RdmaDevice> device) : device_(std::move(device)) {}

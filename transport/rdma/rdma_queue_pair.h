@@ -27,6 +27,9 @@ class QueuePair {
   /// Consumes and acknowledges pending events without blocking.
   virtual void drainNotify() = 0;
   virtual std::uint32_t qpNumber() const = 0;
+  /// Moves the queue pair to the error state: every request still posted
+  /// completes, flushed (how a broken link is drained before it is replaced).
+  virtual void toError() = 0;
 };
 
 }  // namespace cohort::transport::rdma

@@ -58,7 +58,7 @@ Status readEntry(Reader& r, int worldSize, std::set<int>* seen, RdmaQpEntry* e) 
   e->ringRkey = static_cast<std::uint32_t>(r.get(4));
   e->ringSlots = static_cast<std::uint32_t>(r.get(4));
   e->slotBytes = static_cast<std::uint32_t>(r.get(4));
-  r.get(4);  // reserved
+  e->hubPort = static_cast<std::uint32_t>(r.get(4));
   if (e->peerRank < 0 || e->peerRank >= worldSize) {
     return blobError(fmt::format("entry for rank {} outside [0, {})", e->peerRank, worldSize));
   }
@@ -68,6 +68,10 @@ Status readEntry(Reader& r, int worldSize, std::set<int>* seen, RdmaQpEntry* e) 
   if (e->qpn > kMax24 || e->psn > kMax24) {
     return blobError(fmt::format("rank {} entry: qpn 0x{:x} / psn 0x{:x} exceed 24 bits",
                                  e->peerRank, e->qpn, e->psn));
+  }
+  if (e->hubPort > 65535) {
+    return blobError(
+        fmt::format("rank {} entry: reconnect port {} beyond 65535", e->peerRank, e->hubPort));
   }
   if (e->ringSlots == 0 || e->ringAddr == 0) {
     return blobError(fmt::format("rank {} entry: empty ring ({} slots at 0x{:x})", e->peerRank,
@@ -80,7 +84,8 @@ Status readEntry(Reader& r, int worldSize, std::set<int>* seen, RdmaQpEntry* e) 
 
 bool RdmaQpEntry::operator==(const RdmaQpEntry& o) const {
   return peerRank == o.peerRank && qpn == o.qpn && psn == o.psn && ringAddr == o.ringAddr &&
-         ringRkey == o.ringRkey && ringSlots == o.ringSlots && slotBytes == o.slotBytes;
+         ringRkey == o.ringRkey && ringSlots == o.ringSlots && slotBytes == o.slotBytes &&
+         hubPort == o.hubPort;
 }
 
 Bytes RdmaSetupBlob::encode() const {
@@ -107,7 +112,7 @@ Bytes RdmaSetupBlob::encode() const {
     put(out, e.ringRkey, 4);
     put(out, e.ringSlots, 4);
     put(out, e.slotBytes, 4);
-    put(out, 0, 4);
+    put(out, e.hubPort, 4);
   }
   return out;
 }

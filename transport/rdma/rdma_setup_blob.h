@@ -39,6 +39,9 @@ struct RdmaQpEntry {
   std::uint32_t ringRkey = 0;
   std::uint32_t ringSlots = 0;
   std::uint32_t slotBytes = 0;  // stride: slot header + payload
+  /// The rank's reconnect listener (HCCL_OP_RETRY_ENABLE, rdma_rejoin.h); 0:
+  /// its links are not retried (and older ranks, which sent 0 here).
+  std::uint32_t hubPort = 0;
   bool operator==(const RdmaQpEntry& o) const;
 };
 

@@ -13,7 +13,9 @@
 #include "common/log.h"
 #include "transport/rdma/rdma_connection.h"
 #include "transport/rdma/rdma_device.h"
+#include "transport/rdma/rdma_rejoin.h"
 #include "transport/rdma/rdma_setup_blob.h"
+#include "transport/tcp/tcp_retry.h"
 
 namespace cohort::transport {
 
@@ -22,6 +24,42 @@ namespace {
 
 /// Registrations of caller memory kept per transport.
 constexpr std::size_t kCacheCapacity = 64;
+
+std::uint32_t randomPsn() {
+  std::random_device rd;
+  return rd() & kImmValueMask;
+}
+
+/// The queue pairs that replace broken ones on a link to one peer (whose port
+/// address is fixed for the job). Not thread-safe (the connection's thread).
+class VerbsQpMaker : public QpMaker {
+ public:
+  VerbsQpMaker(std::shared_ptr<RdmaDevice> device, QpSettings settings, RemoteQp peer)
+      : device_(std::move(device)), settings_(settings), peer_(peer) {}
+  Status make(std::unique_ptr<QueuePair>* qp, std::uint32_t* psn) override {
+    std::unique_ptr<VerbsQueuePair> made;
+    COHORT_RETURN_IF_ERROR(VerbsQueuePair::create(device_, &made));
+    COHORT_RETURN_IF_ERROR(postInitialReceives(*made));
+    *psn = randomPsn();
+    *qp = std::move(made);
+    return Status::Ok();
+  }
+  Status connect(QueuePair& qp, std::uint32_t psn, std::uint32_t peerQpn,
+                 std::uint32_t peerPsn) override {
+    auto& verbs = static_cast<VerbsQueuePair&>(qp);  // made by make() above
+    RemoteQp remote = peer_;
+    remote.qpn = peerQpn;
+    remote.psn = peerPsn;
+    COHORT_RETURN_IF_ERROR(
+        verbs.modify(rtrTransition(device_->localPort(), remote, settings_), "RTR"));
+    return verbs.modify(rtsTransition(psn, settings_), "RTS");
+  }
+
+ private:
+  std::shared_ptr<RdmaDevice> device_;
+  QpSettings settings_;
+  RemoteQp peer_;
+};
 
 /// Not thread-safe (one per communicator rank). Owns the queue pairs not yet
 /// connected; shares the device and the registration cache with its connections,
@@ -53,6 +91,8 @@ class RdmaTransport : public Transport {
   Status reserve(int peer, Reserved* out, RdmaQpEntry* entry);
   Status checkPeerBlob(const PeerInfo& peer, const RdmaSetupBlob& blob) const;
   std::string localName(std::uint32_t qpn) const;
+  Status resilience(const PeerInfo& peer, const RdmaSetupBlob& blob, const RdmaQpEntry& entry,
+                    const std::string& where, std::unique_ptr<RdmaResilience>* out) const;
 
   TransportContext context_;
   std::shared_ptr<RdmaDevice> device_;
@@ -60,6 +100,8 @@ class RdmaTransport : public Transport {
   std::shared_ptr<RegistrationCache> cache_;
   QpSettings settings_;
   std::map<int, Reserved> reserved_;
+  std::shared_ptr<tcp::ReconnectHub> hub_;  // with HCCL_OP_RETRY_ENABLE
+  int hubPort_ = 0;
   bool setUp_ = false;
 };
 
@@ -70,8 +112,7 @@ Status RdmaTransport::reserve(int peer, Reserved* out, RdmaQpEntry* entry) {
   COHORT_RETURN_IF_ERROR(RegisteredBuffer::create(registrar_, RdmaBuffers::sendAreaBytes(),
                                                   IBV_ACCESS_LOCAL_WRITE, &out->buffers.sendArea));
   COHORT_RETURN_IF_ERROR(postInitialReceives(*out->qp));
-  std::random_device rd;
-  out->psn = rd() & kImmValueMask;
+  out->psn = randomPsn();
   const MemoryRegion& ring = out->buffers.ring->region();
   *entry = RdmaQpEntry{peer,
                        out->qp->qpNumber(),
@@ -79,7 +120,8 @@ Status RdmaTransport::reserve(int peer, Reserved* out, RdmaQpEntry* entry) {
                        reinterpret_cast<std::uintptr_t>(ring.addr),
                        ring.rkey,
                        kRingSlots,
-                       static_cast<std::uint32_t>(kSlotStride)};
+                       static_cast<std::uint32_t>(kSlotStride),
+                       static_cast<std::uint32_t>(hubPort_)};
   return Status::Ok();
 }
 
@@ -92,6 +134,15 @@ Status RdmaTransport::setup(Bytes* blob) {
   b.handshake.worldSize = context_.size;
   b.handshake.fromDevice = context_.self.device;
   b.endpoint = device_->endpoint();
+  if (tcp::RetryPolicy::anyEnabled(context_.retry)) {
+    // The side channel a broken queue pair is replaced through (rdma_rejoin.h).
+    Handshake expected = Handshake::local(ChannelKind::kReconnect, context_.token);
+    expected.fromRank = expected.toRank = context_.rank;
+    expected.worldSize = context_.size;
+    expected.fromDevice = context_.self.device;
+    hub_ = std::make_shared<tcp::ReconnectHub>(tcp::TcpOptions::fromConfig(), expected);
+    COHORT_RETURN_IF_ERROR(hub_->listen(context_.self.address, &hubPort_));
+  }
   for (int peer = 0; peer < context_.size; ++peer) {
     if (peer == context_.rank) continue;
     RdmaQpEntry entry;
@@ -171,8 +222,10 @@ Status RdmaTransport::connect(const PeerInfo& peer, const Bytes& peerBlob,
   link.ringRkey = e.ringRkey;
   link.ringSlots = e.ringSlots;
   link.slotBytes = e.slotBytes;
-  auto conn =
-      std::make_unique<RdmaConnection>(link, std::move(mine.qp), std::move(mine.buffers), cache_);
+  std::unique_ptr<RdmaResilience> retry;
+  COHORT_RETURN_IF_ERROR(resilience(peer, blob, e, link.local + " <-> " + link.remote, &retry));
+  auto conn = std::make_unique<RdmaConnection>(link, std::move(mine.qp), std::move(mine.buffers),
+                                               cache_, std::move(retry));
   reserved_.erase(it);
   COHORT_RETURN_IF_ERROR(conn->start());
   COHORT_LOG(kInfo, "transport",
@@ -180,6 +233,48 @@ Status RdmaTransport::connect(const PeerInfo& peer, const Bytes& peerBlob,
              link.remote, settings_.trafficClass, settings_.serviceLevel,
              ackTimeoutSeconds(settings_.timeout), settings_.retryCount);
   *out = std::move(conn);
+  return Status::Ok();
+}
+
+Status RdmaTransport::resilience(const PeerInfo& peer, const RdmaSetupBlob& blob,
+                                 const RdmaQpEntry& entry, const std::string& where,
+                                 std::unique_ptr<RdmaResilience>* out) const {
+  const tcp::RetryPolicy policy =
+      tcp::RetryPolicy::forLink(peer.sameNode(context_.self), context_.retry);
+  if (!policy.enabled) return Status::Ok();
+  if (hub_ == nullptr || entry.hubPort == 0) {
+    return makeError(ErrorCode::kInvalidUsage,
+                     "rank {} and rank {} disagree on retrying their link: set "
+                     "HCCL_OP_RETRY_ENABLE (or the communicator's hcclRetryEnable) alike on "
+                     "every rank",
+                     context_.rank, peer.rank);
+  }
+  boost::system::error_code ec;
+  const auto ip = boost::asio::ip::make_address(peer.address, ec);
+  if (ec) {
+    return makeError(ErrorCode::kInvalidArgument, "rdma: rank {}'s address '{}': {}", peer.rank,
+                     peer.address, ec.message());
+  }
+  HubRejoiner::Ends ends;
+  ends.hub = hub_;
+  ends.peerHub = boost::asio::ip::tcp::endpoint(ip, static_cast<unsigned short>(entry.hubPort));
+  ends.hello = Handshake::local(ChannelKind::kReconnect, context_.token);
+  ends.hello.fromRank = context_.rank;
+  ends.hello.toRank = peer.rank;
+  ends.hello.worldSize = context_.size;
+  ends.hello.fromDevice = context_.self.device;
+  ends.options = tcp::TcpOptions::fromConfig();
+  ends.peerRank = peer.rank;
+  ends.dials = context_.rank < peer.rank;
+  ends.where = "rdma " + where;
+  RemoteQp remote{0, 0, blob.endpoint.gid, blob.endpoint.lid,
+                  static_cast<ibv_mtu>(blob.endpoint.mtu)};
+  auto r = std::make_unique<RdmaResilience>();
+  r->policy = policy;
+  r->rejoiner = std::make_unique<HubRejoiner>(
+      std::move(ends), std::make_unique<VerbsQpMaker>(device_, settings_, remote));
+  r->operations = context_.operations;
+  *out = std::move(r);
   return Status::Ok();
 }
 
