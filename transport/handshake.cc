@@ -8,27 +8,16 @@
 #include "cohort/version.h"
 #include "common/error.h"
 #include "common/hash.h"
+#include "transport/little_endian.h"
 
 namespace cohort::transport {
 
 namespace {
 
-void put32(std::uint8_t* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-std::uint32_t get32(const std::uint8_t* p) {
-  std::uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= std::uint32_t(p[i]) << (8 * i);
-  return v;
-}
-void put64(std::uint8_t* p, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-std::uint64_t get64(const std::uint8_t* p) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= std::uint64_t(p[i]) << (8 * i);
-  return v;
-}
+void put32(std::uint8_t* p, std::uint32_t v) { storeLe(p, v, 4); }
+std::uint32_t get32(const std::uint8_t* p) { return static_cast<std::uint32_t>(loadLe(p, 4)); }
+void put64(std::uint8_t* p, std::uint64_t v) { storeLe(p, v, 8); }
+std::uint64_t get64(const std::uint8_t* p) { return loadLe(p, 8); }
 
 constexpr std::uint32_t kLibraryVersion =
     COHORT_VERSION_MAJOR * 10000 + COHORT_VERSION_MINOR * 100 + COHORT_VERSION_PATCH;

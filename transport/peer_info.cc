@@ -7,6 +7,7 @@
 
 #include "common/config.h"
 #include "common/error.h"
+#include "transport/little_endian.h"
 
 namespace cohort::transport {
 
@@ -14,11 +15,11 @@ namespace {
 
 void putString(Bytes& out, const std::string& s) {
   const auto n = static_cast<std::uint32_t>(s.size());
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(n >> (8 * i)));
+  appendLe(out, n, 4);
   out.insert(out.end(), s.begin(), s.end());
 }
 void putInt(Bytes& out, std::int64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(static_cast<std::uint64_t>(v) >> (8 * i)));
+  appendLe(out, static_cast<std::uint64_t>(v), 8);
 }
 
 class Reader {
@@ -26,16 +27,13 @@ class Reader {
   explicit Reader(const Bytes& b) : b_(b) {}
   bool getInt(std::int64_t* v) {
     if (pos_ + 8 > b_.size()) return false;
-    std::uint64_t x = 0;
-    for (int i = 0; i < 8; ++i) x |= std::uint64_t(b_[pos_ + i]) << (8 * i);
+    *v = static_cast<std::int64_t>(loadLe(b_.data() + pos_, 8));
     pos_ += 8;
-    *v = static_cast<std::int64_t>(x);
     return true;
   }
   bool getString(std::string* s) {
     if (pos_ + 4 > b_.size()) return false;
-    std::uint32_t n = 0;
-    for (int i = 0; i < 4; ++i) n |= std::uint32_t(b_[pos_ + i]) << (8 * i);
+    const auto n = static_cast<std::uint32_t>(loadLe(b_.data() + pos_, 4));
     pos_ += 4;
     if (n > 4096 || pos_ + n > b_.size()) return false;
     s->assign(b_.begin() + static_cast<long>(pos_), b_.begin() + static_cast<long>(pos_ + n));

@@ -1,6 +1,7 @@
 #include "transport/store.h"
 
 #include "common/error.h"
+#include "transport/little_endian.h"
 
 namespace cohort::transport {
 
@@ -92,14 +93,13 @@ Status PrefixStore::check(const std::string& key, bool* exists) {
 
 Bytes encodeInt(std::int64_t v) {
   Bytes b(8);
-  for (int i = 0; i < 8; ++i) b[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(v) >> (8 * i));
+  storeLe(b.data(), static_cast<std::uint64_t>(v), 8);
   return b;
 }
 
 std::int64_t decodeInt(const Bytes& b) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < 8 && i < b.size(); ++i) v |= std::uint64_t(b[i]) << (8 * i);
-  return static_cast<std::int64_t>(v);
+  const int bytes = static_cast<int>(std::min<std::size_t>(8, b.size()));
+  return static_cast<std::int64_t>(loadLe(b.data(), bytes));
 }
 
 }  // namespace cohort::transport

@@ -10,6 +10,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "transport/little_endian.h"
 #include "transport/shm/shm_transport.h"
 #include "transport/tcp/tcp_transport.h"
 #ifdef COHORT_HAVE_RDMA
@@ -27,7 +28,7 @@ Bytes packBlobs(const std::vector<std::pair<std::string, Bytes>>& blobs) {
     out.insert(out.end(), name.begin(), name.end());
     out.push_back(0);
     const auto n = static_cast<std::uint32_t>(blob.size());
-    for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(n >> (8 * i)));
+    appendLe(out, n, 4);
     out.insert(out.end(), blob.begin(), blob.end());
   }
   return out;
@@ -41,8 +42,7 @@ bool findBlob(const Bytes& packed, const std::string& name, Bytes* blob) {
     const std::string n(packed.begin() + static_cast<long>(pos), end);
     pos = static_cast<std::size_t>(end - packed.begin()) + 1;
     if (pos + 4 > packed.size()) return false;
-    std::uint32_t len = 0;
-    for (int i = 0; i < 4; ++i) len |= std::uint32_t(packed[pos + i]) << (8 * i);
+    const auto len = static_cast<std::uint32_t>(loadLe(packed.data() + pos, 4));
     pos += 4;
     if (pos + len > packed.size()) return false;
     if (n == name) {

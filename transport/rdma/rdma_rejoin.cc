@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "transport/little_endian.h"
 
 namespace cohort::transport::rdma {
 
@@ -20,33 +21,24 @@ constexpr std::uint32_t kMax24 = 0xFFFFFF;
 // comes back to it at once, and other links of the operation move meanwhile.
 constexpr int kRecordWaitMs = 5;
 
-void put(std::vector<std::uint8_t>& out, std::uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-std::uint64_t get(const std::uint8_t* in, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= std::uint64_t{in[i]} << (8 * i);
-  return v;
-}
-
 }  // namespace
 
 std::vector<std::uint8_t> RejoinRecord::encode() const {
   std::vector<std::uint8_t> out;
-  put(out, kMagic, 4);
-  put(out, qpn, 4);
-  put(out, psn, 4);
-  put(out, at.arrived, 8);
-  put(out, at.consumed, 8);
+  appendLe(out, kMagic, 4);
+  appendLe(out, qpn, 4);
+  appendLe(out, psn, 4);
+  appendLe(out, at.arrived, 8);
+  appendLe(out, at.consumed, 8);
   return out;
 }
 
 bool RejoinRecord::decode(const std::uint8_t* in, RejoinRecord* out) {
-  if (get(in, 4) != kMagic) return false;
-  out->qpn = static_cast<std::uint32_t>(get(in + 4, 4));
-  out->psn = static_cast<std::uint32_t>(get(in + 8, 4));
-  out->at.arrived = get(in + 12, 8);
-  out->at.consumed = get(in + 20, 8);
+  if (loadLe(in, 4) != kMagic) return false;
+  out->qpn = static_cast<std::uint32_t>(loadLe(in + 4, 4));
+  out->psn = static_cast<std::uint32_t>(loadLe(in + 8, 4));
+  out->at.arrived = loadLe(in + 12, 8);
+  out->at.consumed = loadLe(in + 20, 8);
   return out->qpn <= kMax24 && out->psn <= kMax24;
 }
 

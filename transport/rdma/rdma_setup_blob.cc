@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "transport/little_endian.h"
 
 namespace cohort::transport::rdma {
 
@@ -13,16 +14,11 @@ namespace {
 constexpr std::size_t kFixedBytes = 4 + 2 + 2 + 16 + 4 + 2 + 1 + 1 + 1 + 1;
 constexpr std::uint32_t kMax24 = 0xFFFFFF;
 
-void put(Bytes& out, std::uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-
 class Reader {
  public:
   explicit Reader(const Bytes& b) : b_(b), pos_(Handshake::kWireSize) {}
   std::uint64_t get(int bytes) {
-    std::uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v |= std::uint64_t{b_[pos_ + i]} << (8 * i);
+    const std::uint64_t v = loadLe(b_.data() + pos_, bytes);
     pos_ += bytes;
     return v;
   }
@@ -91,28 +87,28 @@ bool RdmaQpEntry::operator==(const RdmaQpEntry& o) const {
 Bytes RdmaSetupBlob::encode() const {
   Bytes out(Handshake::kWireSize);
   handshake.encode(out.data());
-  put(out, kMagic, 4);
-  put(out, kVersion, 2);
-  put(out, kEntryBytes, 2);
+  appendLe(out, kMagic, 4);
+  appendLe(out, kVersion, 2);
+  appendLe(out, kEntryBytes, 2);
   out.insert(out.end(), endpoint.gid.begin(), endpoint.gid.end());
-  put(out, endpoint.gidIndex, 4);
-  put(out, endpoint.lid, 2);
-  put(out, endpoint.port, 1);
-  put(out, endpoint.mtu, 1);
-  put(out, endpoint.linkLayer, 1);
+  appendLe(out, endpoint.gidIndex, 4);
+  appendLe(out, endpoint.lid, 2);
+  appendLe(out, endpoint.port, 1);
+  appendLe(out, endpoint.mtu, 1);
+  appendLe(out, endpoint.linkLayer, 1);
   const std::size_t nameBytes = std::min(endpoint.device.size(), kMaxDeviceName);
-  put(out, nameBytes, 1);
+  appendLe(out, nameBytes, 1);
   out.insert(out.end(), endpoint.device.begin(), endpoint.device.begin() + nameBytes);
-  put(out, entries.size(), 4);
+  appendLe(out, entries.size(), 4);
   for (const RdmaQpEntry& e : entries) {
-    put(out, static_cast<std::uint32_t>(e.peerRank), 4);
-    put(out, e.qpn, 4);
-    put(out, e.psn, 4);
-    put(out, e.ringAddr, 8);
-    put(out, e.ringRkey, 4);
-    put(out, e.ringSlots, 4);
-    put(out, e.slotBytes, 4);
-    put(out, e.hubPort, 4);
+    appendLe(out, static_cast<std::uint32_t>(e.peerRank), 4);
+    appendLe(out, e.qpn, 4);
+    appendLe(out, e.psn, 4);
+    appendLe(out, e.ringAddr, 8);
+    appendLe(out, e.ringRkey, 4);
+    appendLe(out, e.ringSlots, 4);
+    appendLe(out, e.slotBytes, 4);
+    appendLe(out, e.hubPort, 4);
   }
   return out;
 }

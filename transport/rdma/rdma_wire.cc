@@ -1,19 +1,8 @@
 #include "transport/rdma/rdma_wire.h"
 
+#include "transport/little_endian.h"
+
 namespace cohort::transport::rdma {
-
-namespace {
-
-void putLe(std::uint8_t* p, std::uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-std::uint64_t getLe(const std::uint8_t* p, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= std::uint64_t{p[i]} << (8 * i);
-  return v;
-}
-
-}  // namespace
 
 std::uint32_t encodeImm(ImmKind kind, std::uint32_t value) {
   return (std::uint32_t{static_cast<std::uint8_t>(kind)} << 24) | (value & kImmValueMask);
@@ -49,16 +38,16 @@ const char* immKindName(ImmKind kind) {
 }
 
 void encodeSlotHeader(const SlotHeader& header, std::uint8_t out[kSlotHeaderBytes]) {
-  putLe(out, header.messageBytes, 8);
-  putLe(out + 8, header.chunkBytes, 4);
-  putLe(out + 12, header.messageSeq, 4);
+  storeLe(out, header.messageBytes, 8);
+  storeLe(out + 8, header.chunkBytes, 4);
+  storeLe(out + 12, header.messageSeq, 4);
 }
 
 SlotHeader decodeSlotHeader(const std::uint8_t in[kSlotHeaderBytes]) {
   SlotHeader h;
-  h.messageBytes = getLe(in, 8);
-  h.chunkBytes = static_cast<std::uint32_t>(getLe(in + 8, 4));
-  h.messageSeq = static_cast<std::uint32_t>(getLe(in + 12, 4));
+  h.messageBytes = loadLe(in, 8);
+  h.chunkBytes = static_cast<std::uint32_t>(loadLe(in + 8, 4));
+  h.messageSeq = static_cast<std::uint32_t>(loadLe(in + 12, 4));
   return h;
 }
 

@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "transport/little_endian.h"
 #include "transport/tcp/tcp_connection.h"
 
 namespace cohort::transport::tcp {
@@ -27,18 +28,6 @@ constexpr std::uint32_t kResumeRecord = 1, kAckRecord = 2;
 // longest one attempt may take (a dial to a silent link waits this long).
 constexpr auto kMinInterval = std::chrono::milliseconds(50);
 constexpr auto kAttemptLimit = std::chrono::milliseconds(1000);
-
-void putU32(std::vector<std::uint8_t>& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-void putU64(std::vector<std::uint8_t>& out, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-std::uint64_t getU(const std::uint8_t* in, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= std::uint64_t{in[i]} << (8 * i);
-  return v;
-}
 
 long long msBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
@@ -251,9 +240,9 @@ void TcpConnection::adopt(std::vector<int> fds, std::uint32_t generation) {
   ackOut_.clear();
   ackOutSent_ = 0;
   // Where each stream stands on this side: the peer writes again from there.
-  putU32(ackOut_, kRecordMagic);
-  putU32(ackOut_, kResumeRecord);
-  for (auto& s : streams_) putU64(ackOut_, s->readTotal());
+  appendLe(ackOut_, kRecordMagic, 4);
+  appendLe(ackOut_, kResumeRecord, 4);
+  for (auto& s : streams_) appendLe(ackOut_, s->readTotal(), 8);
   for (std::size_t i = 0; i < streams_.size(); ++i) ackedReads_[i] = streams_[i]->readTotal();
   sendAck();
   COHORT_LOG(kInfo, "transport", "{}: link re-established (sockets of generation {}), {} ms after it broke",
@@ -280,14 +269,14 @@ Status TcpConnection::applyRecords() {
   std::size_t at = 0;
   for (; ackIn_.size() - at >= size; at += size) {
     const std::uint8_t* r = ackIn_.data() + at;
-    const auto kind = static_cast<std::uint32_t>(getU(r + 4, 4));
-    if (getU(r, 4) != kRecordMagic || (kind != kResumeRecord && kind != kAckRecord) ||
+    const auto kind = static_cast<std::uint32_t>(loadLe(r + 4, 4));
+    if (loadLe(r, 4) != kRecordMagic || (kind != kResumeRecord && kind != kAckRecord) ||
         (kind == kResumeRecord) != (link_ == Link::kResuming)) {
       return fail(makeError(ErrorCode::kConnectionError, "{}: corrupt ack stream (record kind {})",
                             where_, kind));
     }
     for (std::size_t i = 0; i < streams_.size(); ++i) {
-      const std::uint64_t peerRead = getU(r + 8 + 8 * i, 8);
+      const std::uint64_t peerRead = loadLe(r + 8 + 8 * i, 8);
       if (kind == kAckRecord) {
         streams_[i]->acked(peerRead);
       } else {
@@ -310,11 +299,11 @@ void TcpConnection::sendAck() {
       changed = changed || streams_[i]->readTotal() != ackedReads_[i];
     }
     if (!changed) return;
-    putU32(ackOut_, kRecordMagic);
-    putU32(ackOut_, kAckRecord);
+    appendLe(ackOut_, kRecordMagic, 4);
+    appendLe(ackOut_, kAckRecord, 4);
     for (std::size_t i = 0; i < streams_.size(); ++i) {
       ackedReads_[i] = streams_[i]->readTotal();
-      putU64(ackOut_, ackedReads_[i]);
+      appendLe(ackOut_, ackedReads_[i], 8);
     }
     ackOutSent_ = 0;
   }

@@ -1,6 +1,7 @@
 #include "transport/tcp/tcp_frame.h"
 
 #include "common/error.h"
+#include "transport/little_endian.h"
 
 namespace cohort::transport::tcp {
 
@@ -8,14 +9,12 @@ namespace {
 
 template <typename T>
 void put(std::uint8_t* p, T v) {
-  for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+  storeLe(p, v, sizeof(T));
 }
 
 template <typename T>
 T get(const std::uint8_t* p) {
-  T v = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) v = static_cast<T>(v | (T(p[i]) << (8 * i)));
-  return v;
+  return static_cast<T>(loadLe(p, sizeof(T)));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/wait.h"
+#include "transport/little_endian.h"
 #include "transport/tcp/socket_util.h"
 #include "transport/tcp/tcp_dialer.h"
 
@@ -50,13 +51,10 @@ bool RetryPolicy::anyEnabled(const std::optional<TransportContext::Retry>& own) 
 
 std::vector<std::uint8_t> ProbeAnswer::encode() const {
   std::vector<std::uint8_t> out;
-  auto put = [&](std::uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-  };
-  put(kMagic, 4);
-  put(idle ? 1 : 0, 4);
-  put(reads.size(), 4);
-  for (std::uint64_t r : reads) put(r, 8);
+  appendLe(out, kMagic, 4);
+  appendLe(out, idle ? 1 : 0, 4);
+  appendLe(out, reads.size(), 4);
+  for (std::uint64_t r : reads) appendLe(out, r, 8);
   return out;
 }
 
@@ -64,11 +62,7 @@ Status ProbeAnswer::read(int fd, std::chrono::milliseconds limit, ProbeAnswer* o
   const auto until = Clock::now() + limit;
   std::vector<std::uint8_t> in;
   std::size_t want = 12;
-  auto get = [&](std::size_t at, int bytes) {
-    std::uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v |= std::uint64_t{in[at + i]} << (8 * i);
-    return v;
-  };
+  auto get = [&](std::size_t at, int bytes) { return loadLe(in.data() + at, bytes); };
   while (in.size() < want) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
     pollfd p{fd, POLLIN, 0};
