@@ -142,7 +142,7 @@ Status Communicator::split(int color, int key, std::unique_ptr<Communicator>* ou
 }
 
 Status Communicator::subCommunicator(const std::vector<int>& ranks,
-                                     std::unique_ptr<Communicator>* out) {
+                                     std::unique_ptr<Communicator>* out, const CommOptions& own) {
   // Ranks not in the list must not call this; so only the listed ranks take part:
   // a split among them keyed by position.
   if (out == nullptr || ranks.empty()) {
@@ -162,11 +162,16 @@ Status Communicator::subCommunicator(const std::vector<int>& ranks,
                                  "subCommunicator: this rank ({}) is not in the list", rank()));
   }
   key += "/" + std::to_string(impl_->subComms_[key]++);  // the same list may be used again
+  CommOptions options = impl_->options;
+  if (!own.name.empty()) options.name = own.name;
+  if (own.execTimeoutMs != -1) options.execTimeoutMs = own.execTimeoutMs;
+  if (!own.retryEnable.empty()) options.retryEnable = own.retryEnable;
+  if (!own.retryParams.empty()) options.retryParams = own.retryParams;
   std::unique_ptr<Impl> impl;
   COHORT_RETURN_IF_ERROR(recordError(
       Impl::create(impl_->store_, impl_->prefix + "/" + key, impl_->token_,
                    static_cast<int>(pos - ranks.begin()), static_cast<int>(ranks.size()),
-                   impl_->device, impl_->options, &impl)));
+                   impl_->device, options, &impl)));
   out->reset(new Communicator(std::move(impl)));
   return Status::Ok();
 }

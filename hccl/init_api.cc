@@ -217,7 +217,11 @@ Outcome createSubComm(const char* function, HcclComm* comm, std::uint32_t rankNu
   HCCL_RETURN_IF_FAILED(cohort::hccl::readCommConfig(function, config, &settings));
   HCCL_RETURN_IF_FAILED(claimRankList(function, ranks, parent.get()));
   std::unique_ptr<Communicator> made;
-  COHORT_RETURN_IF_ERROR(parent->comm->subCommunicator(ranks, &made));
+  cohort::CommOptions own;  // the sub-communicator's links follow its own config
+  own.name = settings.name;
+  own.retryEnable = settings.retryEnable;
+  own.retryParams = settings.retryParams;
+  COHORT_RETURN_IF_ERROR(parent->comm->subCommunicator(ranks, &made, own));
   HCCL_RETURN_IF_FAILED(cohort::hccl::applyCommSettings(function, settings, made.get()));
   const std::string name =
       settings.name.empty() ? fmt::format("{}_sub_{}", parent->name, subCommId) : settings.name;

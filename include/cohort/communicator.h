@@ -67,7 +67,7 @@ struct CommOptions {
   /// HCCL_OP_RETRY_PARAMS's syntax ("L0:0,L1:1"; "MaxCnt:3,HoldTime:5000,
   /// IntervalTime:1000", fields left out at CANN's defaults); empty: the
   /// environment's. A value the variable would refuse fails the init, naming it.
-  /// Sub-communicators inherit them.
+  /// Sub-communicators inherit them unless given their own (subCommunicator).
   std::string retryEnable;
   std::string retryParams;
 };
@@ -149,8 +149,11 @@ class Communicator {
   /// by key then rank. color < 0: this rank joins none (*out = null). Collective.
   Status split(int color, int key, std::unique_ptr<Communicator>* out);
   /// A sub-communicator of the listed ranks (every listed rank calls it with the
-  /// same list; the others must not).
-  Status subCommunicator(const std::vector<int>& ranks, std::unique_ptr<Communicator>* out);
+  /// same list; the others must not). `own`: its settings where given (a field
+  /// not empty, an execTimeoutMs other than -1; HcclCreateSubCommConfig's
+  /// config), this communicator's for the rest.
+  Status subCommunicator(const std::vector<int>& ranks, std::unique_ptr<Communicator>* out,
+                         const CommOptions& own = {});
 
   // ---- Surviving failed ranks ----
   //

@@ -239,6 +239,34 @@ TEST(CommTest, SubCommunicatorFromARankList) {
   }));
 }
 
+// A sub-communicator's own retry settings (HcclCreateSubCommConfig's config) rule
+// its links over its parent's (none here): one the variable would refuse fails
+// its creation on every rank, naming it; valid ones are taken.
+TEST(CommTest, ASubCommunicatorTakesItsOwnRetrySettings) {
+  RankPool pool(2);
+  ASSERT_OK(pool.initStatus());
+  for (const char* enable : {"L1:2", "L0:1,L1:1"}) {
+    auto results = pool.run([&](int r) -> std::string {
+      CommOptions own;
+      own.retryEnable = enable;
+      own.retryParams = "MaxCnt:2,HoldTime:3000";
+      std::unique_ptr<Communicator> sub;
+      Status st = pool.comm(r).subCommunicator({0, 1}, &sub, own);
+      if (!st.ok()) return st.toString();
+      return sub != nullptr && sub->size() == 2 ? "" : "no sub-communicator";
+    });
+    for (int r = 0; r < 2; ++r) {
+      if (std::string(enable) == "L1:2") {
+        EXPECT_NE(results[r].find("the communicator's retry settings"), std::string::npos)
+            << "rank " << r << ": " << results[r];
+        EXPECT_NE(results[r].find("HCCL_OP_RETRY_ENABLE"), std::string::npos) << results[r];
+      } else {
+        EXPECT_EQ(results[r], "") << "rank " << r;
+      }
+    }
+  }
+}
+
 // Mismatched arguments fail on every rank with the parameter and both values,
 // and no buffer is written past its end.
 TEST(CommTest, MismatchedCountsAndTypesAreDetectedOnBothRanks) {
