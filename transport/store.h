@@ -31,13 +31,15 @@ class Store {
   /// Whether the key exists now (no waiting).
   virtual Status check(const std::string& key, bool* exists) = 0;
   /// set() that gives up at `deadline` (a failure report must not wait for a
-  /// stuck store). Stores whose set never blocks keep this default.
+  /// stuck store): kUnavailable if the store did not answer by then. Stores
+  /// whose set never blocks keep this default.
   virtual Status setBefore(const std::string& key, const Bytes& value, Deadline deadline) {
     (void)deadline;
     return set(key, value);
   }
   /// The value if the key exists when the store looks, without waiting for it
-  /// (kTimeout when absent); gives up on the reply at `replyBy` (same reasoning).
+  /// (kTimeout when absent); gives up on the reply at `replyBy` (same reasoning),
+  /// kUnavailable then.
   virtual Status peek(const std::string& key, Bytes* value, Deadline replyBy) {
     (void)replyBy;
     return get(key, value, Deadline::afterMs(0));

@@ -1,6 +1,11 @@
 // The TCP store over a real server on 127.0.0.1: every operation, waits that
 // block and time out, many clients and threads at once, connect retries.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -186,6 +191,100 @@ TEST(ControlStoreTest, PeekAnswersAtOnceWithoutWaitingForTheKey) {
   EXPECT_EQ(value, text("why"));
   EXPECT_ERROR(memory.peek("missing", &value, Deadline::after(10s)), kTimeout, "missing");
   EXPECT_LT(secondsSince(start), 5.0);
+}
+
+// A relay between clients and a real server on 127.0.0.1 that can fall silent:
+// it then keeps every socket open and passes nothing on, as a store whose host
+// vanished (no reset ever comes) would look to its clients.
+class SilenceableRelay {
+ public:
+  explicit SilenceableRelay(int serverPort) : serverPort_(serverPort) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(::listen(listener_, 16), 0);
+    socklen_t len = sizeof(addr);
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~SilenceableRelay() {
+    stop_ = true;
+    thread_.join();
+    for (int fd : fds_) ::close(fd);
+    ::close(listener_);
+  }
+  int port() const { return port_; }
+  void fallSilent() { silent_ = true; }
+
+ private:
+  void run() {
+    std::vector<std::pair<int, int>> pairs;  // client, server
+    while (!stop_) {
+      std::vector<pollfd> p{{listener_, POLLIN, 0}};
+      for (auto& [c, sv] : pairs) {
+        p.push_back({c, POLLIN, 0});
+        p.push_back({sv, POLLIN, 0});
+      }
+      if (::poll(p.data(), p.size(), 20) <= 0 || silent_) continue;
+      if (p[0].revents & POLLIN) {
+        const int c = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+        const int sv = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in to{};
+        to.sin_family = AF_INET;
+        to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        to.sin_port = htons(static_cast<std::uint16_t>(serverPort_));
+        if (c >= 0 && ::connect(sv, reinterpret_cast<sockaddr*>(&to), sizeof(to)) == 0) {
+          pairs.push_back({c, sv});
+          fds_.insert(fds_.end(), {c, sv});
+        }
+      }
+      for (std::size_t i = 0; i < pairs.size(); ++i) {
+        for (int side = 0; side < 2; ++side) {
+          if (!(p[1 + 2 * i + side].revents & POLLIN)) continue;
+          char buf[65536];
+          const int from = side == 0 ? pairs[i].first : pairs[i].second;
+          const int to = side == 0 ? pairs[i].second : pairs[i].first;
+          const ssize_t k = ::recv(from, buf, sizeof(buf), 0);
+          if (k > 0) (void)::send(to, buf, static_cast<std::size_t>(k), MSG_NOSIGNAL);
+        }
+      }
+    }
+  }
+
+  const int serverPort_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::vector<int> fds_;
+  std::atomic<bool> silent_{false}, stop_{false};
+  std::thread thread_;
+};
+
+// A store that falls silent (its host gone: no reset, no answer) is told from an
+// absent key: a peek or a bounded set then fails with kUnavailable by its reply
+// deadline, also when it has to reconnect first, so the shrink's agreement moves
+// to a standby store instead of waiting for a key that will never come.
+TEST(ControlStoreTest, AStoreThatFallsSilentIsUnavailableNotAnAbsentKey) {
+  auto server = startServer();
+  ASSERT_TRUE(server);
+  SilenceableRelay relay(server->port());
+  std::shared_ptr<Store> store;
+  ASSERT_OK(connectTcpStore("127.0.0.1", relay.port(), kToken, 3, Deadline::after(5s), &store));
+  Bytes value;
+  EXPECT_ERROR(store->peek("absent", &value, Deadline::after(5s)), kTimeout, "absent");
+  ASSERT_OK(store->setBefore("note", text("x"), Deadline::after(5s)));
+  relay.fallSilent();
+  for (int i = 0; i < 2; ++i) {  // the second call reconnects to the silent relay
+    auto start = Clock::now();
+    EXPECT_ERROR(store->peek("note", &value, Deadline::after(300ms)), kUnavailable, "'note'");
+    EXPECT_LT(secondsSince(start), 2.0);
+    start = Clock::now();
+    EXPECT_ERROR(store->setBefore("late", text("y"), Deadline::after(300ms)), kUnavailable,
+                 "'late'");
+    EXPECT_LT(secondsSince(start), 2.0);
+  }
 }
 
 TEST(ControlStoreTest, ConcurrentAddFromEightClientsGivesTheExactSum) {

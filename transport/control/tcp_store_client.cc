@@ -46,7 +46,7 @@ class TcpStoreClient : public Store {
   }
   Status setBefore(const std::string& key, const Bytes& value, Deadline deadline) override {
     Request r{Op::kSet, 0, key, {}, value, 0};
-    return call(&r, deadline, nullptr, nullptr);
+    return call(&r, deadline, nullptr, nullptr, kSilenceIsUnavailable);
   }
   Status get(const std::string& key, Bytes* value, Deadline deadline) override {
     Request r{Op::kGet, 0, key, {}, {}, timeoutMs(deadline)};
@@ -54,7 +54,7 @@ class TcpStoreClient : public Store {
   }
   Status peek(const std::string& key, Bytes* value, Deadline replyBy) override {
     Request r{Op::kGet, 0, key, {}, {}, 0};  // the server answers at once
-    return call(&r, replyBy, value, nullptr);
+    return call(&r, replyBy, value, nullptr, kSilenceIsUnavailable);
   }
   Status wait(const std::vector<std::string>& keys, Deadline deadline) override {
     if (keys.empty()) return Status::Ok();
@@ -90,7 +90,13 @@ class TcpStoreClient : public Store {
   Status handshake(Deadline deadline);
   Status readReply(Deadline deadline, std::size_t limit, FrameHeader* header, Bytes* value);
   Status validate(const Request& r) const;
-  Status call(Request* r, Deadline deadline, Bytes* value, std::int64_t* arg);
+  // A call whose server answers at once (peek, set) and that only bounds the
+  // wait for that answer: no answer by its deadline means the store does not
+  // answer (its host gone or its process stopped), kUnavailable, not kTimeout
+  // (which a peek returns for an absent key).
+  static constexpr bool kSilenceIsUnavailable = true;
+  Status call(Request* r, Deadline deadline, Bytes* value, std::int64_t* arg,
+              bool silenceIsUnavailable = false);
 
   std::mutex mu_;
   DeadlineSocket socket_;
@@ -187,16 +193,21 @@ Status TcpStoreClient::validate(const Request& r) const {
   return Status::Ok();
 }
 
-Status TcpStoreClient::call(Request* r, Deadline deadline, Bytes* value, std::int64_t* arg) {
+Status TcpStoreClient::call(Request* r, Deadline deadline, Bytes* value, std::int64_t* arg,
+                           bool silenceIsUnavailable) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string what = fmt::format("{} {}", control::opName(r->op),
                                        r->op == Op::kWait ? joinKeys(r->keys) : "'" + r->key + "'");
+  const auto wireCode = [&](const Status& s) {
+    return silenceIsUnavailable && s.code() == ErrorCode::kTimeout ? ErrorCode::kUnavailable
+                                                                   : s.code();
+  };
   if (!socket_.isOpen()) {
     COHORT_LOG(kInfo, "store", "{}: reconnecting", where());
     Status s = socket_.connect(host_, port_, deadline);
     if (s.ok()) s = handshake(deadline);
     if (!s.ok())
-      return makeError(s.code(), "{}: {}: reconnect failed: {}", where(), what, s.message());
+      return makeError(wireCode(s), "{}: {}: reconnect failed: {}", where(), what, s.message());
   }
   COHORT_RETURN_IF_ERROR(validate(*r));
   r->seq = ++seq_;
@@ -210,7 +221,8 @@ Status TcpStoreClient::call(Request* r, Deadline deadline, Bytes* value, std::in
   }
   if (!s.ok()) {
     socket_.close();
-    return makeError(s.code(), "{}: {}: {}", where(), what, s.message());
+    return makeError(wireCode(s), "{}: {}: {}{}", where(), what, s.message(),
+                     wireCode(s) != s.code() ? " (no answer from the store)" : "");
   }
   s = control::replyStatus(header, reply);
   if (header.seq != r->seq) socket_.close();  // the server refused the frame and hangs up
