@@ -238,6 +238,7 @@ class Communicator::Impl {
   Deadline silentLimit_ = Deadline::never();
   std::optional<std::vector<int>> agreedFailed_;
   bool usingStandby_ = false;
+  Deadline storeSilence_ = Deadline::never();  // set while the store does not answer
   // The standby store server this rank offers (shared with the process's other
   // communicators of the same job; null when the store is in this process).
   std::shared_ptr<transport::TcpStoreServer> standby_;

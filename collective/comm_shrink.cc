@@ -34,6 +34,9 @@ constexpr long kSilentRankLimitMs = 60'000;
 constexpr auto kDecisionMargin = std::chrono::seconds(5);
 // One store request's reply (a cut link must not hold a failed operation's error).
 constexpr auto kStoreReplyWait = std::chrono::seconds(1);
+// A store that does not answer may only be slow (a loaded machine); one silent
+// this long is taken for gone (its machine vanished), as one that refuses is.
+constexpr auto kStoreSilenceLimit = std::chrono::seconds(5);
 // Looking again at the ranks not accounted for: soon, then less often (every
 // survivor looks, and the store serves them all).
 constexpr auto kFirstPoll = std::chrono::milliseconds(1);
@@ -139,6 +142,7 @@ bool Communicator::Impl::useStandbyStore() {
                  rank, q, standbyAddress(peer), peer.standbyPort);
       store_ = std::move(standby);
       known_.clear();  // a new store: join again
+      storeSilence_ = Deadline::never();
       return true;
     }
   }
@@ -176,10 +180,21 @@ Status Communicator::Impl::agreeOnce(std::vector<int>* failed, Deadline by) {
   auto storeGone = [&](const Status& s) {
     return makeError(ErrorCode::kUnavailable,
                      "rank {}: the survivors cannot agree on the failed ranks: the store does "
-                     "not answer ({}); it may have lived in a failed rank's process",
+                     "not answer ({}); it may have lived in a failed rank's process or on a "
+                     "machine that is gone",
                      rank, s.message());
   };
   auto reply = [&] { return Deadline::earlier(Deadline::after(kStoreReplyWait), by); };
+  // No answer (kUnavailable) reads as "not yet" (kTimeout) until the silence has
+  // lasted kStoreSilenceLimit; any answer ends the silence.
+  auto quiet = [&](Status s) {
+    if (s.code() != ErrorCode::kUnavailable) {
+      storeSilence_ = Deadline::never();
+      return s;
+    }
+    if (storeSilence_.isNever()) storeSilence_ = Deadline::after(kStoreSilenceLimit);
+    return storeSilence_.expired() ? s : Status(ErrorCode::kTimeout, s.message());
+  };
   if (known_.empty()) {
     const long limitMs = execTimeoutMs() > 0 ? execTimeoutMs() : kSilentRankLimitMs;
     silentLimit_ = Deadline::after(std::chrono::milliseconds(limitMs));
@@ -190,7 +205,10 @@ Status Communicator::Impl::agreeOnce(std::vector<int>* failed, Deadline by) {
       view[static_cast<std::size_t>(q)] =
           static_cast<std::uint8_t>(known_[static_cast<std::size_t>(q)]);
     }
-    const Status s = store_->setBefore(fmt::format("{}/joined/{}", base, rank), view, reply());
+    Status s;
+    do {
+      s = quiet(store_->setBefore(fmt::format("{}/joined/{}", base, rank), view, reply()));
+    } while (s.code() == ErrorCode::kTimeout && !by.expired());
     if (!s.ok()) {
       known_.clear();
       return storeGone(s);
@@ -199,7 +217,7 @@ Status Communicator::Impl::agreeOnce(std::vector<int>* failed, Deadline by) {
   transport::Bytes decision;
   auto poll = kFirstPoll;
   for (;;) {
-    Status s = store_->peek(base + "/decision", &decision, reply());
+    Status s = quiet(store_->peek(base + "/decision", &decision, reply()));
     if (s.ok()) break;
     if (s.code() != ErrorCode::kTimeout) return storeGone(s);
     bool open = false;
@@ -207,7 +225,7 @@ Status Communicator::Impl::agreeOnce(std::vector<int>* failed, Deadline by) {
       char& k = known_[static_cast<std::size_t>(q)];
       if (k == kJoined || k == kFailed) continue;  // a failed rank joins no more
       transport::Bytes view;
-      s = store_->peek(fmt::format("{}/joined/{}", base, q), &view, reply());
+      s = quiet(store_->peek(fmt::format("{}/joined/{}", base, q), &view, reply()));
       if (s.ok() && view.size() == static_cast<std::size_t>(size)) {
         k = kJoined;
         // What a survivor saw of its node's ranks: failed wins over alive (it may
