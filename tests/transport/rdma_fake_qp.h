@@ -113,14 +113,7 @@ class FakeQueuePair : public QueuePair {
     broken_ = true;
     for (const Write& w : pending_) complete(w.wrId, IBV_WC_WR_FLUSH_ERR);
     pending_.clear();
-    for (std::uint64_t id : recvs_) {
-      ibv_wc wc{};
-      wc.wr_id = id;
-      wc.status = IBV_WC_WR_FLUSH_ERR;
-      wc.opcode = IBV_WC_RECV;
-      wc.qp_num = qpn_;
-      cq_.push_back({wc, false});
-    }
+    for (std::uint64_t id : recvs_) complete(id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV);
     recvs_.clear();
   }
   // The wire between this queue pair and its peer is cut: the next write this
@@ -161,13 +154,13 @@ class FakeQueuePair : public QueuePair {
     std::uint32_t imm;
     std::vector<std::uint8_t> bytes;
   };
-  void complete(std::uint64_t wrId, ibv_wc_status status) {
+  void complete(std::uint64_t wrId, ibv_wc_status status, ibv_wc_opcode op = IBV_WC_RDMA_WRITE) {
     ibv_wc wc{};
     wc.wr_id = wrId;
     wc.status = status;
-    wc.opcode = IBV_WC_RDMA_WRITE;
+    wc.opcode = op;
     wc.qp_num = qpn_;
-    cq_.push_back({wc, true});
+    cq_.push_back({wc, op != IBV_WC_RECV});  // a receive frees no send queue entry
   }
   void execute(const Write& w) {
     if (!peer) {  // the peer's queue pair is gone: no ACK ever comes
