@@ -129,6 +129,9 @@ class Communicator::Impl {
   /// Makes the first answering rank's standby store this communicator's; false
   /// if none answers (comm_shrink.cc).
   bool useStandbyStore();
+  /// Whether rank q's process is known to have ended: only another process of
+  /// this node can be looked at (ranks as threads share this one).
+  bool nodePeerEnded(int q) const;
   /// A rank of this node whose process ended, as an error naming it (the waits'
   /// check: a peer that died while this rank waits on a live one).
   Status nodePeerGone() const;

@@ -181,14 +181,18 @@ Status Communicator::Impl::connect() {
   return bootstrap_->barrier(deadline);
 }
 
-Status Communicator::Impl::nodePeerGone() const {
+bool Communicator::Impl::nodePeerEnded(int q) const {
   const transport::PeerInfo& self = peers_[static_cast<std::size_t>(rank)];
+  const transport::PeerInfo& peer = peers_[static_cast<std::size_t>(q)];
+  if (q == rank || !peer.sameNode(self) || peer.pid <= 0 || peer.pid == self.pid) return false;
+  return processEnded(peer.pid);
+}
+
+Status Communicator::Impl::nodePeerGone() const {
   for (int q = 0; q < size; ++q) {
-    const transport::PeerInfo& peer = peers_[static_cast<std::size_t>(q)];
-    if (q == rank || !peer.sameNode(self) || peer.pid == self.pid) continue;
-    if (processEnded(peer.pid)) {
+    if (nodePeerEnded(q)) {
       return makeError(ErrorCode::kRemoteError, "remote rank {} died (process {} is gone)", q,
-                       peer.pid);
+                       peers_[static_cast<std::size_t>(q)].pid);
     }
   }
   return Status::Ok();

@@ -20,7 +20,6 @@
 #include "collective/comm_impl.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "common/process.h"
 #include "transport/tcp_store.h"
 
 namespace cohort {
@@ -45,13 +44,6 @@ constexpr auto kLastPoll = std::chrono::milliseconds(32);
 // What a survivor knows of a rank; its view, one byte per rank, is its record in
 // the store.
 enum : char { kUnknown = 0, kJoined = 1, kFailed = 2, kAlive = 3 };
-
-// Whether `peer`'s process is known to have ended: only a process of this node
-// (and not this one: ranks as threads share it) can be looked at.
-bool processGone(const transport::PeerInfo& self, const transport::PeerInfo& peer) {
-  if (!peer.sameNode(self) || peer.pid <= 0 || peer.pid == self.pid) return false;
-  return processEnded(peer.pid);
-}
 
 }  // namespace
 
@@ -128,10 +120,9 @@ Status Communicator::Impl::startStandby(const std::string& address, int* port) {
 bool Communicator::Impl::useStandbyStore() {
   // Every survivor walks the ranks in order and takes the first standby that
   // answers: the lowest live rank's, the same for all of them.
-  const transport::PeerInfo& self = peers_[static_cast<std::size_t>(rank)];
   for (int q = 0; q < size; ++q) {
     const transport::PeerInfo& peer = peers_[static_cast<std::size_t>(q)];
-    if (peer.standbyPort <= 0 || processGone(self, peer)) continue;
+    if (peer.standbyPort <= 0 || nodePeerEnded(q)) continue;
     std::shared_ptr<transport::Store> standby;
     if (transport::connectTcpStore(standbyAddress(peer), peer.standbyPort, token_, rank,
                                    Deadline::after(kStandbyConnectWait), &standby)
@@ -153,7 +144,7 @@ char Communicator::Impl::lookAt(int q) const {
   const transport::PeerInfo& self = peers_[static_cast<std::size_t>(rank)];
   const transport::PeerInfo& peer = peers_[static_cast<std::size_t>(q)];
   if (q == rank) return kJoined;
-  if (processGone(self, peer) || leftByAbort(q) || launcherSawEnd(peer)) return kFailed;
+  if (nodePeerEnded(q) || leftByAbort(q) || launcherSawEnd(peer)) return kFailed;
   // A process of this node that lives, and did not abort, is a survivor whether or
   // not it has called yet (ranks as threads share this process).
   return peer.sameNode(self) ? kAlive : kUnknown;
