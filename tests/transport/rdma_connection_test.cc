@@ -16,12 +16,9 @@ namespace cohort::transport::rdma {
 namespace {
 
 using fake::FakePair;
+using fake::pattern;
+using fake::sumInt32;
 
-std::vector<std::uint8_t> pattern(std::size_t n, std::uint8_t seed) {
-  std::vector<std::uint8_t> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::uint8_t>(i * 131 + seed + (i >> 12));
-  return v;
-}
 
 TEST(RdmaConnectionTest, ExactBytesBothDirectionsAtOnce) {
   FakePair p;
@@ -116,12 +113,6 @@ TEST(RdmaConnectionTest, DataWaitsForTheReadySignal) {
   EXPECT_EQ(p.faults(), "");
 }
 
-void sumInt32(void* dst, const void* a, const void* b, std::size_t bytes, const void*) {
-  auto* d = static_cast<std::int32_t*>(dst);
-  const auto* x = static_cast<const std::int32_t*>(a);
-  const auto* y = static_cast<const std::int32_t*>(b);
-  for (std::size_t i = 0; i < bytes / 4; ++i) d[i] = x[i] + y[i];
-}
 
 TEST(RdmaConnectionTest, ReductionAccumulatesChunksIntoTheDestination) {
   FakePair p;

@@ -1,6 +1,7 @@
 // The rdma transport on a real device: without one it declines with "no RDMA
 // device"; with one (ibv_devices lists it) two ranks in one process connect
-// their queue pairs through the device and move exact bytes.
+// their queue pairs through the device and move exact bytes, with and without
+// HCCL_OP_RETRY_ENABLE.
 #include "transport/rdma/rdma_device.h"
 
 #include <infiniband/verbs.h>
@@ -8,6 +9,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "common/error.h"
 #include "test_util.h"
@@ -53,12 +56,14 @@ struct DevicePair {
   std::unique_ptr<Transport> transport[2];
   std::unique_ptr<Connection> conn[2];
   PeerInfo info[2];
+  std::optional<TransportContext::Retry> retry[2];  // HCCL_OP_RETRY_ENABLE per rank
 
   Status connect() {
     const JobToken token = JobToken::random();
     Bytes blob[2];
     for (int r = 0; r < 2; ++r) {
-      const TransportContext c = contextFor(r, token);
+      TransportContext c = contextFor(r, token);
+      c.retry = retry[r];
       info[r] = c.self;
       COHORT_RETURN_IF_ERROR(makeRdmaTransport(c, &transport[r]));
       COHORT_RETURN_IF_ERROR(transport[r]->setup(&blob[r]));
@@ -126,6 +131,27 @@ TEST(RdmaDeviceTest, SizeMismatchAndCloseReachThePeer) {
   while ((s = q.conn[0]->progress()).ok() && !deadline.expired()) {
   }
   EXPECT_ERROR(s, kRemoteError, "closed the connection");
+}
+
+// With HCCL_OP_RETRY_ENABLE on both ranks the queue pairs come with a reconnect
+// listener and move exact bytes; a rank without it is told the two disagree.
+// (Breaks mid-transfer: rdma_rejoin_test.cc, over in-memory queue pairs.)
+TEST(RdmaDeviceTest, RetriedLinksConnectAndDisagreeingRanksAreTold) {
+  SKIP_WITHOUT_RDMA_DEVICE();
+  TransportContext::Retry on;
+  on.l0 = on.l1 = true;
+  DevicePair p;
+  p.retry[0] = p.retry[1] = on;
+  ASSERT_OK(p.connect());
+  std::vector<std::uint8_t> a((std::size_t{3} << 20) + 5), got(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::uint8_t>(i * 31 + 7);
+  ASSERT_OK(p.conn[0]->postSend(a.data(), a.size()));
+  ASSERT_OK(p.conn[1]->postRecv(got.data(), got.size()));
+  ASSERT_OK(p.pump(Deadline::afterMs(20000)));
+  EXPECT_TRUE(got == a);
+  DevicePair q;
+  q.retry[0] = on;
+  EXPECT_ERROR(q.connect(), kInvalidUsage, "disagree on retrying their link");
 }
 
 TEST(RdmaDeviceTest, ForeignTokenIsRefused) {

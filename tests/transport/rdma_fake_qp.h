@@ -207,6 +207,21 @@ class FakeQueuePair : public QueuePair {
   std::deque<std::pair<ibv_wc, bool>> cq_;  // bool: a send completion
 };
 
+// Bytes that differ at every offset and per seed (a misplaced chunk shows).
+inline std::vector<std::uint8_t> pattern(std::size_t n, std::uint8_t seed) {
+  std::vector<std::uint8_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::uint8_t>(i * 131 + seed + (i >> 12));
+  return v;
+}
+
+// The int32 sum a Reduction applies (dst = a + b).
+inline void sumInt32(void* dst, const void* a, const void* b, std::size_t bytes, const void*) {
+  auto* d = static_cast<std::int32_t*>(dst);
+  const auto* x = static_cast<const std::int32_t*>(a);
+  const auto* y = static_cast<const std::int32_t*>(b);
+  for (std::size_t i = 0; i < bytes / 4; ++i) d[i] = x[i] + y[i];
+}
+
 // Makes a rejoin's queue pairs on the fake NIC; connect() joins a pair by number.
 class FakeQpMaker : public QpMaker {
  public:

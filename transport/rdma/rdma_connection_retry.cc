@@ -13,8 +13,8 @@ namespace {
 
 // The shortest pause between two attempts (IntervalTime may be 0), and the
 // longest one attempt may take (a dial over a silent link waits this long).
-constexpr auto kMinInterval = std::chrono::milliseconds(50);
-constexpr auto kAttemptLimit = std::chrono::milliseconds(1000);
+constexpr auto kRejoinMinInterval = std::chrono::milliseconds(50);
+constexpr auto kRejoinAttemptLimit = std::chrono::milliseconds(1000);
 
 }  // namespace
 
@@ -71,11 +71,11 @@ Status RdmaConnection::keepLinkUp() {
   const bool attempt = now >= nextTry_;
   if (attempt) {
     ++tries_;
-    nextTry_ = now + std::max(retry_->policy.interval, kMinInterval);
+    nextTry_ = now + std::max(retry_->policy.interval, kRejoinMinInterval);
   }
   const auto left =
       std::chrono::duration_cast<std::chrono::milliseconds>(retry_->policy.hold - held);
-  const auto limit = std::max(std::chrono::milliseconds(1), std::min(left, kAttemptLimit));
+  const auto limit = std::max(std::chrono::milliseconds(1), std::min(left, kRejoinAttemptLimit));
   RejoinStep step = RejoinStep::kWaiting;
   bool reached = false;
   std::unique_ptr<QueuePair> qp;

@@ -11,12 +11,12 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "transport/little_endian.h"
+#include "transport/rdma/rdma_wire.h"
 
 namespace cohort::transport::rdma {
 
 namespace {
 
-constexpr std::uint32_t kMax24 = 0xFFFFFF;
 // The longest one step waits for the peer's record: the connection's thread
 // comes back to it at once, and other links of the operation move meanwhile.
 constexpr int kRecordWaitMs = 5;

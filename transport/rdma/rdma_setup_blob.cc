@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "transport/little_endian.h"
+#include "transport/rdma/rdma_wire.h"
 
 namespace cohort::transport::rdma {
 
@@ -12,7 +13,6 @@ namespace {
 // Fixed part after the handshake: magic, version, entry size, GID, GID index,
 // LID, port, MTU, link layer, device name length.
 constexpr std::size_t kFixedBytes = 4 + 2 + 2 + 16 + 4 + 2 + 1 + 1 + 1 + 1;
-constexpr std::uint32_t kMax24 = 0xFFFFFF;
 
 class Reader {
  public:

@@ -26,6 +26,8 @@ constexpr std::uint32_t kRecvDepth = 2 * kRingSlots + 16;
 constexpr std::uint32_t kCqDepth = kSendQueueDepth + kRecvDepth;
 /// Largest value an immediate carries.
 constexpr std::uint32_t kImmValueMask = 0xFFFFFF;
+/// Largest queue pair number and packet sequence number (24 bits).
+constexpr std::uint32_t kMax24 = 0xFFFFFF;
 
 enum class ImmKind : std::uint8_t {
   kData = 1,      // a chunk landed in the next ring slot; value = chunk number (24 bits)
