@@ -229,6 +229,7 @@ class SilenceableRelay {
         p.push_back({sv, POLLIN, 0});
       }
       if (::poll(p.data(), p.size(), 20) <= 0 || silent_) continue;
+      const std::size_t polled = pairs.size();  // a pair accepted now has no pollfd yet
       if (p[0].revents & POLLIN) {
         const int c = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
         const int sv = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -241,7 +242,7 @@ class SilenceableRelay {
           fds_.insert(fds_.end(), {c, sv});
         }
       }
-      for (std::size_t i = 0; i < pairs.size(); ++i) {
+      for (std::size_t i = 0; i < polled; ++i) {
         for (int side = 0; side < 2; ++side) {
           if (!(p[1 + 2 * i + side].revents & POLLIN)) continue;
           char buf[65536];
