@@ -1,0 +1,236 @@
+// What a communicator checks of its callers' arguments: counts, types and
+// collectives that differ between ranks (every rank fails, naming both values,
+// and no buffer is written), bad arguments refused before anything is queued,
+// and a repeated call checked again. Ranks as threads.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "collective/expect.h"
+#include "collective/rank_pool.h"
+#include "test_util.h"
+
+namespace cohort::testing {
+namespace {
+
+#define EXPECT_ALL_OK(results) EXPECT_TRUE(joinFailures(results).empty()) << joinFailures(results)
+
+// Mismatched arguments fail on every rank with the parameter and both values,
+// and no buffer is written past its end.
+TEST(CommTest, MismatchedCountsAndTypesAreDetectedOnBothRanks) {
+  for (const char* algo : {"", "allreduce=ring"}) {
+    RankPool pool(2);  // a fresh pair: a failed communicator stays failed
+    ASSERT_OK(pool.initStatus());
+    auto results = pool.run([&](int r) -> std::string {
+      if (!pool.comm(r).setAlgorithm(algo).ok()) return "setAlgorithm";
+      void* buf = nullptr;
+      (void)runtime::deviceMalloc(&buf, 4096);
+      std::memset(buf, 0, 4096);
+      const std::size_t count = r == 0 ? 256 : 512;
+      Status st = pool.comm(r).allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum, pool.stream(r));
+      if (st.ok()) st = runtime::streamSynchronize(pool.stream(r));
+      (void)runtime::deviceFree(buf);
+      return st.toString();
+    });
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_NE(results[r].find("count: "), std::string::npos) << algo << " rank " << r << ": " << results[r];
+      EXPECT_NE(results[r].find("256"), std::string::npos) << results[r];
+      EXPECT_NE(results[r].find("512"), std::string::npos) << results[r];
+      EXPECT_NE(results[r].find("mismatched"), std::string::npos) << results[r];
+    }
+    // The communicator reports it asynchronously too.
+    EXPECT_EQ(pool.comm(0).asyncError().code(), ErrorCode::kMismatch);
+  }
+}
+
+// A small allreduce over 4 ranks checks the arguments round by round with the
+// partner of each round (recursive doubling). Rank 2's count differs: its
+// first partner (3) and itself name the difference; ranks 0 and 1, which
+// learn of it through the failure, fail too. Nobody's buffer is written.
+TEST(CommTest, AMismatchWithALaterPartnerFailsEveryRankAndWritesNothing) {
+  RankPool pool(4);
+  ASSERT_OK(pool.initStatus());
+  constexpr std::size_t kCount = 256;
+  std::vector<std::vector<float>> outs(4);
+  auto results = pool.run([&](int r) -> std::string {
+    if (!pool.comm(r).setAlgorithm("allreduce=hd").ok()) return "setAlgorithm";
+    void *in = nullptr, *out = nullptr;
+    if (!runtime::deviceMalloc(&in, (kCount + 1) * 4).ok() ||
+        !runtime::deviceMalloc(&out, (kCount + 1) * 4).ok()) {
+      return "deviceMalloc";
+    }
+    for (std::size_t i = 0; i <= kCount; ++i) {
+      static_cast<float*>(in)[i] = 1.0f;
+      static_cast<float*>(out)[i] = -7.0f;
+    }
+    const std::size_t count = r == 2 ? kCount + 1 : kCount;
+    Status st = pool.comm(r).allReduce(in, out, count, DataType::kFloat32, ReduceOp::kSum, pool.stream(r));
+    if (st.ok()) st = runtime::streamSynchronize(pool.stream(r));
+    outs[static_cast<std::size_t>(r)].assign(static_cast<float*>(out), static_cast<float*>(out) + kCount + 1);
+    (void)runtime::deviceFree(in);
+    (void)runtime::deviceFree(out);
+    return st.ok() ? "returned ok" : st.toString();
+  });
+  for (int r : {2, 3}) {
+    EXPECT_NE(results[r].find("mismatched collective between rank " + std::to_string(r)),
+              std::string::npos) << "rank " << r << ": " << results[r];
+    EXPECT_NE(results[r].find("count: "), std::string::npos) << results[r];
+  }
+  for (int r : {0, 1}) EXPECT_NE(results[r], "returned ok") << "rank " << r;
+  for (int r = 0; r < 4; ++r) {
+    for (float v : outs[static_cast<std::size_t>(r)]) {
+      ASSERT_EQ(v, -7.0f) << "rank " << r << "'s output was written";
+    }
+  }
+}
+
+TEST(CommTest, DifferentCollectivesAreDetected) {
+  RankPool pool(2);
+  ASSERT_OK(pool.initStatus());
+  auto results = pool.run([&](int r) -> std::string {
+    void* buf = nullptr;
+    (void)runtime::deviceMalloc(&buf, 4096);
+    Status st = r == 0 ? pool.comm(r).allReduce(buf, buf, 16, DataType::kInt32, ReduceOp::kSum, pool.stream(r))
+                       : pool.comm(r).broadcast(buf, 16, DataType::kInt32, 0, pool.stream(r));
+    if (st.ok()) st = runtime::streamSynchronize(pool.stream(r));
+    (void)runtime::deviceFree(buf);
+    return st.toString();
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(results[r].find("collective: "), std::string::npos) << results[r];
+    EXPECT_NE(results[r].find("allreduce"), std::string::npos) << results[r];
+    EXPECT_NE(results[r].find("broadcast"), std::string::npos) << results[r];
+  }
+}
+
+// A small broadcast's root leaves its data in the eager ring and goes on: a
+// rank whose count differs fails at once (and leaves), and the root at its next
+// call that waits for that rank, naming it and its cause (never silently).
+TEST(CommTest, ABroadcastRootLearnsOfAMismatchAtItsNextWait) {
+  RankPool pool(2);
+  ASSERT_OK(pool.initStatus());
+  auto results = pool.run([&](int r) -> std::string {
+    void* buf = nullptr;
+    (void)runtime::deviceMalloc(&buf, 4096);
+    const std::size_t count = r == 0 ? 16 : 32;
+    Status st = pool.comm(r).broadcast(buf, count, DataType::kInt32, 0, pool.stream(r));
+    if (st.ok()) st = runtime::streamSynchronize(pool.stream(r));
+    std::string out = st.toString();
+    if (r == 0 && st.ok()) {
+      st =
+          pool.comm(r).allReduce(buf, buf, count, DataType::kInt32, ReduceOp::kSum, pool.stream(r));
+      if (st.ok()) st = runtime::streamSynchronize(pool.stream(r));
+      out += " | next call: " + st.toString();
+    }
+    (void)runtime::deviceFree(buf);
+    return out;
+  });
+  EXPECT_NE(results[1].find("mismatched collective"), std::string::npos) << results[1];
+  EXPECT_NE(results[1].find("count: 32 vs 16"), std::string::npos) << results[1];
+  EXPECT_EQ(results[0].rfind("success | next call: ", 0), 0u) << results[0];
+  EXPECT_NE(results[0].find("remote rank 1"), std::string::npos) << results[0];
+  EXPECT_NE(results[0].find("count: 32 vs 16"), std::string::npos) << results[0];
+  EXPECT_EQ(pool.comm(0).asyncError().code(), ErrorCode::kRemoteError);
+}
+
+TEST(CommTest, BadArgumentsAreRejectedBeforeAnythingIsQueued) {
+  RankPool& pool = RankPool::shared(2);
+  ASSERT_OK(pool.initStatus());
+  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+    if (r != 0) return "";
+    Communicator& c = pool.comm(0);
+    runtime::Stream* s = pool.stream(0);
+    void* small = nullptr;
+    (void)runtime::deviceMalloc(&small, 64);
+    std::string out;
+    auto expect = [&](Status st, ErrorCode code, const char* needle) {
+      if (st.code() != code || st.message().find(needle) == std::string::npos) {
+        out += std::string("\n expected '") + needle + "', got " + st.toString();
+      }
+    };
+    expect(c.allReduce(nullptr, small, 4, DataType::kFloat32, ReduceOp::kSum, s), ErrorCode::kInvalidArgument, "sendbuf is null");
+    expect(c.allReduce(small, small, 100, DataType::kFloat32, ReduceOp::kSum, s), ErrorCode::kSizeOverflow, "holds 64 bytes, the operation needs 400");
+    expect(c.allReduce(small, small, 4, static_cast<DataType>(99), ReduceOp::kSum, s), ErrorCode::kInvalidArgument, "unknown data type 99");
+    expect(c.allReduce(small, small, 4, DataType::kInt32, ReduceOp::kAvg, s), ErrorCode::kInvalidArgument, "not valid for int32");
+    expect(c.allReduce(small, small, 4, DataType::kInt32, static_cast<ReduceOp>(42), s), ErrorCode::kInvalidArgument, "reduce op 42");
+    expect(c.broadcast(small, 4, DataType::kInt32, 2, s), ErrorCode::kInvalidArgument, "root 2 is not a rank");
+    expect(c.allToAll(small, small, 2, DataType::kInt32, s), ErrorCode::kInvalidArgument, "in-place alltoall");
+    expect(c.allReduce(small, small, ~std::size_t(0) / 2, DataType::kFloat32, ReduceOp::kSum, s), ErrorCode::kInvalidArgument, "overflows");
+    expect(c.send(small, 4, DataType::kInt32, 5, s), ErrorCode::kInvalidArgument, "peer 5");
+    runtime::Stream* foreign = nullptr;
+    std::thread([&] {
+      (void)runtime::setDevice(3);
+      (void)runtime::streamCreate(&foreign);
+    }).join();
+    expect(c.allReduce(small, small, 4, DataType::kFloat32, ReduceOp::kSum, foreign), ErrorCode::kInvalidArgument, "stream belongs to device 3");
+    void* other = nullptr;
+    std::thread([&] {
+      (void)runtime::setDevice(3);
+      (void)runtime::deviceMalloc(&other, 64);
+    }).join();
+    expect(c.allReduce(other, small, 4, DataType::kFloat32, ReduceOp::kSum, s), ErrorCode::kInvalidArgument, "memory of device 3");
+    (void)runtime::deviceFree(small);
+    (void)runtime::deviceFree(other);
+    (void)runtime::streamDestroy(foreign);
+    // Nothing was queued: the stream is clean and the communicator still works.
+    Status st = runtime::streamSynchronize(s);
+    if (!st.ok()) out += "\n stream: " + st.toString();
+    if (!c.asyncError().ok()) out += "\n asyncError: " + c.asyncError().toString();
+    return out;
+  }));
+}
+
+// Every call is checked, a repeated one too: after a free and a smaller
+// allocation at the same address, or after its stream was destroyed, the same
+// call fails on both ranks.
+TEST(CommTest, ARepeatedCallIsCheckedAgainOnceItsBufferOrStreamChanged) {
+  RankPool& pool = RankPool::shared(2);
+  ASSERT_OK(pool.initStatus());
+  constexpr std::size_t count = 1023;
+  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+    Communicator& c = pool.comm(r);
+    runtime::Stream* s = nullptr;
+    if (!runtime::streamCreate(&s).ok()) return "streamCreate";
+    void* buf = nullptr;
+    if (!runtime::deviceMalloc(&buf, count * 4).ok()) return "alloc";
+    auto* f = static_cast<float*>(buf);
+    std::string out;
+    for (int call = 0; call < 3; ++call) {  // the second and third are repeats
+      for (std::size_t i = 0; i < count; ++i) f[i] = static_cast<float>((r + 1) * (i % 97));
+      Status st = c.allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum, s);
+      if (st.ok()) st = runtime::streamSynchronize(s);
+      if (!st.ok()) return "call " + std::to_string(call) + ": " + st.toString();
+      for (std::size_t i = 0; i < count; ++i) {
+        if (f[i] != static_cast<float>(3 * (i % 97))) {
+          return "call " + std::to_string(call) + ": element " + std::to_string(i) + " is " +
+                 std::to_string(f[i]);
+        }
+      }
+    }
+    (void)runtime::deviceFree(buf);
+    void* smaller = nullptr;
+    if (!runtime::deviceMalloc(&smaller, 64).ok()) return "alloc 64";
+    if (smaller != buf) return "the pool did not reuse the address; the test needs it";
+    Status st = c.allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum, s);
+    if (st.code() != ErrorCode::kSizeOverflow ||
+        st.message().find("holds 64 bytes, the operation needs 4092") == std::string::npos) {
+      out += "\n after the free: " + st.toString();
+    }
+    (void)runtime::deviceFree(smaller);
+    if (!runtime::deviceMalloc(&buf, count * 4).ok()) return "alloc again";
+    st = c.allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum, s);
+    if (st.ok()) st = runtime::streamSynchronize(s);
+    if (!st.ok()) out += "\n a valid call after the failed one: " + st.toString();
+    (void)runtime::streamDestroy(s);
+    st = c.allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum, s);
+    if (st.code() != ErrorCode::kInvalidHandle ||
+        st.message().find("not a live stream") == std::string::npos) {
+      out += "\n on the destroyed stream: " + st.toString();
+    }
+    (void)runtime::deviceFree(buf);
+    return out;
+  }));
+}
+
+}  // namespace
+}  // namespace cohort::testing
