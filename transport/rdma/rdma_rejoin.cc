@@ -112,21 +112,20 @@ Status HubRejoiner::step(const ResumePoint& mine, bool attempt, std::chrono::mil
 Status HubRejoiner::dialOrKnock(std::chrono::milliseconds limit, RejoinStep* out, bool* reached) {
   // A knock that came before this dial is answered by it.
   if (ends_.dials) knocked_->store(false, std::memory_order_release);
-  bool refused = false;
+  tcp::HubRefusal refusal = tcp::HubRefusal::kNone;
   std::vector<int> fds;
   const std::uint64_t channel =
       ends_.dials ? tcp::reconnectChannel(generation_ + 1, 0) : tcp::kProbeChannel;
   Status s = tcp::dialHub(ends_.options, ends_.hello, ends_.peerHub, 1, channel, limit, ends_.where,
-                          &refused, &fds);
-  if (refused) {
+                          &refusal, &fds);
+  if (refusal == tcp::HubRefusal::kNothingListens) {
     *out = RejoinStep::kPeerGone;
     return makeError(ErrorCode::kRemoteError,
                      "nothing listens at rank {}'s end (its process ended or it destroyed the "
                      "communicator)",
                      ends_.peerRank);
   }
-  if (!s.ok() &&
-      s.message().find("closed the connection during the handshake") != std::string::npos) {
+  if (refusal == tcp::HubRefusal::kLinkFailedThere) {
     *out = RejoinStep::kPeerGone;
     return makeError(ErrorCode::kRemoteError, "rank {}'s side of the link failed", ends_.peerRank);
   }

@@ -135,17 +135,17 @@ Status TcpConnection::tryReestablish() {
   const auto limit = std::max(std::chrono::milliseconds(1), std::min(left, kAttemptLimit));
   // First a probe of the peer's hub: is it alive, is the link up, and what has
   // its end read if it is idle (an ack lost with the old sockets).
-  bool refused = false;
+  HubRefusal refusal = HubRefusal::kNone;
   std::vector<int> fds;
   Status s = dialHub(retry_->options, retry_->hello, retry_->peerHub, 1, kProbeChannel, limit,
-                     where_, &refused, &fds);
-  if (refused) {
+                     where_, &refusal, &fds);
+  if (refusal == HubRefusal::kNothingListens) {
     return makeError(ErrorCode::kRemoteError,
                      "{}: the link broke ({}) and rank {} refuses to re-establish it: nothing "
                      "listens at its end (its process ended or it destroyed the communicator)",
                      where_, breakCause_.message(), ends_.peerRank);
   }
-  if (!s.ok() && s.message().find("closed the connection during the handshake") != std::string::npos) {
+  if (refusal == HubRefusal::kLinkFailedThere) {
     return makeError(ErrorCode::kRemoteError,
                      "{}: the link broke ({}) and rank {} refuses to re-establish it: its side "
                      "of the link failed",
@@ -176,7 +176,7 @@ Status TcpConnection::tryReestablish() {
   dialGeneration_ = std::max(dialGeneration_, generation_) + 1;
   const std::uint32_t generation = dialGeneration_;
   s = dialHub(retry_->options, retry_->hello, retry_->peerHub, socketCount() + 1,
-              reconnectChannel(generation, 0), limit, where_, &refused, &fds);
+              reconnectChannel(generation, 0), limit, where_, &refusal, &fds);
   if (s.ok()) {
     adopt(std::move(fds), generation);
   } else {

@@ -39,6 +39,7 @@ struct Dialer::State {
   const tcp::endpoint target;
   const std::string where;
   const std::uint64_t channelBase;
+  bool turnedAway = false;
   std::vector<std::unique_ptr<Channel>> channels;
   Status failure;
   bool abandoned = false;
@@ -100,6 +101,7 @@ void handshake(const State& st, std::size_t i) {
     asio::async_read(c.socket, asio::buffer(c.in), [st, i](const error_code& e2, std::size_t) {
       if (st->abandoned) return;
       if (!e2) return checkAnswer(st, i);
+      st->turnedAway = true;
       fail(st, makeError(ErrorCode::kConnectionError,
                          "{}: the peer closed the connection during the handshake ({}): it "
                          "refused this rank (token mismatch, wrong rank or world size; see the "
@@ -182,6 +184,8 @@ Status Dialer::expired(double seconds) const {
                    "connected, handshakes unanswered)",
                    state_->where, seconds, connected, n);
 }
+
+bool Dialer::turnedAway() const { return state_->turnedAway; }
 
 bool Dialer::refused() const {
   bool any = false;

@@ -38,6 +38,9 @@ class Dialer {
   Status expired(double seconds) const;
   /// Every socket not yet connected was refused at its last try (nothing listens).
   bool refused() const;
+  /// The peer accepted a socket, then closed it unanswered during the handshake:
+  /// it refused this rank (its listener checks the handshake).
+  bool turnedAway() const;
   /// The connected sockets in channel order (call when finished() and error() is ok).
   std::vector<int> take();
 

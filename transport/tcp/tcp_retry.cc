@@ -253,7 +253,7 @@ void ReconnectHub::markFailed(int peer) {
 
 Status dialHub(const TcpOptions& options, const Handshake& hello, const tcp::endpoint& hub,
                int sockets, std::uint64_t channelBase, std::chrono::milliseconds limit,
-               const std::string& where, bool* refused, std::vector<int>* fds) {
+               const std::string& where, HubRefusal* refusal, std::vector<int>* fds) {
   asio::io_context io;
   Dialer dialer(io, options, hello, hub, sockets, where, channelBase);
   const auto start = Clock::now();
@@ -264,7 +264,9 @@ Status dialHub(const TcpOptions& options, const Handshake& hello, const tcp::end
     // A refused connect means nothing listens: retrying it would only wait.
     if (dialer.refused()) break;
   }
-  *refused = !dialer.finished() && dialer.refused();
+  *refusal = !dialer.finished() && dialer.refused() ? HubRefusal::kNothingListens
+             : dialer.finished() && dialer.turnedAway() ? HubRefusal::kLinkFailedThere
+                                                        : HubRefusal::kNone;
   if (!dialer.finished()) {
     return dialer.expired(std::chrono::duration<double>(Clock::now() - start).count());
   }

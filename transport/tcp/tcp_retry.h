@@ -112,12 +112,18 @@ class ReconnectHub {
   std::atomic<std::uint64_t> arrivals_{0};
 };
 
+/// How a peer's hub refused a dial: not at all (the dial may have failed
+/// otherwise, or worked), nothing listens there (its process is gone or it
+/// destroyed the communicator), or it closed the socket unanswered (its side of
+/// the link failed for good: ReconnectHub::markFailed).
+enum class HubRefusal { kNone, kNothingListens, kLinkFailedThere };
+
 /// Dials `sockets` sockets to a peer's hub for generation `generation` (or one
-/// probe, with kProbeChannel) within `limit`. On failure, *refused tells whether
-/// the peer's host answered that nothing listens there (its process is gone).
+/// probe, with kProbeChannel) within `limit`; *refusal says whether and how the
+/// peer refused.
 Status dialHub(const TcpOptions& options, const Handshake& hello,
                const boost::asio::ip::tcp::endpoint& hub, int sockets, std::uint64_t channelBase,
-               std::chrono::milliseconds limit, const std::string& where, bool* refused,
+               std::chrono::milliseconds limit, const std::string& where, HubRefusal* refusal,
                std::vector<int>* fds);
 
 }  // namespace cohort::transport::tcp
