@@ -19,8 +19,8 @@ namespace cohort::hccl {
 struct CommSettings {
   std::string name;  ///< "" = the caller's default
   std::string algo;  ///< in COHORT_ALGO's syntax; "" = the environment's
-  /// hcclRetryEnable and hcclRetryParams (CommOptions); "" = the environment's.
-  /// A sub-communicator's links are its parent's, and so are their settings.
+  /// hcclRetryEnable and hcclRetryParams (CommOptions); "" = the environment's,
+  /// or for a sub-communicator its parent's.
   std::string retryEnable;
   std::string retryParams;
 };
