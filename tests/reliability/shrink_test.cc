@@ -29,6 +29,11 @@ class ShrinkAfterFailure : public ::testing::TestWithParam<std::string> {
     spec.transport = GetParam();
     return spec;
   }
+  // Kills rank r (SIGKILL) and sees it end of it.
+  static void kill(Job* job, int r) {
+    job->signal(r, SIGKILL);
+    EXPECT_EQ(job->wait(r, 5s), 128 + SIGKILL) << "rank " << r;
+  }
   void startLoop(Job* job, int n) {
     for (int r = 0; r < n; ++r) {
       ASSERT_TRUE(job->waitFor(r, "looping", 60s)) << "rank " << r << ":\n" << job->log(r);
@@ -62,8 +67,7 @@ TEST_P(ShrinkAfterFailure, SurvivorsOfAKilledRankAgreeOnItShrinkAndGoOn) {
   JobSpec spec = shrinkJob();
   Job job(COHORT_FAULT_WORKER, spec);
   startLoop(&job, 4);
-  job.signal(2, SIGKILL);
-  EXPECT_EQ(job.wait(2, 5s), 128 + SIGKILL);
+  kill(&job, 2);
   expectSurvivorsShrank(&job);
   EXPECT_EQ(job.leftBehind(), "");
 }
@@ -90,8 +94,7 @@ TEST_P(ShrinkAfterFailure, SurvivorsAgreeWithoutWaitingForARankThatMakesNoCall) 
   Job job(COHORT_FAULT_WORKER, spec);
   startLoop(&job, 4);
   ASSERT_TRUE(job.waitFor(3, "pausing", 30s)) << job.log(3);
-  job.signal(2, SIGKILL);
-  EXPECT_EQ(job.wait(2, 5s), 128 + SIGKILL);
+  kill(&job, 2);
   for (int r : {0, 1}) {
     ASSERT_TRUE(job.waitFor(r, "later call", 5s)) << "rank " << r << ":\n" << job.log(r);
     EXPECT_NE(lineWith(job.log(r), "loop error").find("the survivors agree that rank(s) 2 failed"),
@@ -109,8 +112,7 @@ TEST_P(ShrinkAfterFailure, SurvivorsOfTheRankServingTheStoreGoOnWithAStandby) {
   JobSpec spec = shrinkJob();
   Job job(COHORT_FAULT_WORKER, spec);
   startLoop(&job, 4);
-  job.signal(0, SIGKILL);
-  EXPECT_EQ(job.wait(0, 5s), 128 + SIGKILL);
+  kill(&job, 0);
   for (int r : {1, 2, 3}) {
     EXPECT_EQ(job.wait(r, 30s), 0) << "rank " << r << ":\n" << job.log(r);
     const std::string log = job.log(r);
