@@ -57,6 +57,42 @@ Outcome requireBuffersOfNonZeroCounts(const char* fn, const void* sendBuf,
   return cohort::Status::Ok();
 }
 
+// The arguments of a V collective (HcclReduceScatterV, HcclAllGatherV) that
+// describe its blocks, checked in HCCL's order: the counts and displacements;
+// this rank's buffer, which may be null when its block is empty; success when
+// every block is empty (*done); the buffer of all blocks; this rank's count
+// against its entry of the counts.
+struct Blocks {
+  std::pair<const char*, const void*> counts, displs;  // name, the uint64_t array
+  const char* ownCount;                                // the scalar count's name
+  std::uint64_t own;                                   // its value
+  std::pair<const char*, const void*> ownBuf, allBuf;  // name, pointer
+};
+
+Outcome checkBlocks(const char* fn, const CallContext& call, const Blocks& b,
+                    std::vector<std::size_t>* counts, std::vector<std::size_t>* displs,
+                    bool* done) {
+  *done = false;
+  HCCL_RETURN_IF_FAILED(requirePointers(fn, {b.counts, b.displs}));
+  if (b.own != 0) HCCL_RETURN_IF_FAILED(requirePointers(fn, {b.ownBuf}));
+  const int n = call.comm().size();
+  *counts = readCounts(b.counts.second, n);
+  if (std::accumulate(counts->begin(), counts->end(), std::size_t{0}) == 0) {
+    *done = true;
+    return nothingToDo(fn, fmt::format("the sum of {} is 0", b.counts.first).c_str());
+  }
+  HCCL_RETURN_IF_FAILED(requirePointers(fn, {b.allBuf}));
+  const auto rank = static_cast<std::size_t>(call.comm().rank());
+  if ((*counts)[rank] != b.own) {
+    return invalidParameter(
+        fn, std::to_string(b.own), b.ownCount,
+        fmt::format("{}[{}] = {} (this rank's block)", b.counts.first, rank, (*counts)[rank]));
+  }
+  HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {b.ownBuf, b.allBuf}));
+  *displs = readCounts(b.displs.second, n);
+  return cohort::Status::Ok();
+}
+
 }  // namespace
 
 HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType,
@@ -112,26 +148,21 @@ HcclResult HcclReduceScatterV(void* sendBuf, const void* sendCounts, const void*
     DataType type;
     ReduceOp reduceOp;
     HCCL_RETURN_IF_FAILED(beginReduction(fn, comm, stream, dataType, op, &call, &type, &reduceOp));
-    HCCL_RETURN_IF_FAILED(
-        requirePointers(fn, {{"sendCounts", sendCounts}, {"sendDispls", sendDispls}}));
     // As HCCL: a rank that receives nothing may pass no buffer, and nothing to reduce at
     // all is success.
-    if (recvCount != 0) HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"recvBuf", recvBuf}}));
-    const int n = call.comm().size();
-    const auto counts = readCounts(sendCounts, n);
-    if (std::accumulate(counts.begin(), counts.end(), std::size_t{0}) == 0) {
-      return nothingToDo(fn, "the sum of sendCounts is 0");
-    }
-    HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf}}));
-    const auto rank = static_cast<std::size_t>(call.comm().rank());
-    if (counts[rank] != recvCount) {
-      return invalidParameter(
-          fn, std::to_string(recvCount), "recvCount",
-          fmt::format("sendCounts[{}] = {} (this rank's block)", rank, counts[rank]));
-    }
-    HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
-    return call.comm().reduceScatterV(sendBuf, counts, readCounts(sendDispls, n), recvBuf,
-                                      recvCount, type, reduceOp, call.stream);
+    std::vector<std::size_t> counts, displs;
+    bool done = false;
+    const Outcome blocks = checkBlocks(fn, call,
+                                       {{"sendCounts", sendCounts},
+                                        {"sendDispls", sendDispls},
+                                        "recvCount",
+                                        recvCount,
+                                        {"recvBuf", recvBuf},
+                                        {"sendBuf", sendBuf}},
+                                       &counts, &displs, &done);
+    if (done || !blocks.ok()) return blocks;
+    return call.comm().reduceScatterV(sendBuf, counts, displs, recvBuf, recvCount, type, reduceOp,
+                                      call.stream);
   });
 }
 
@@ -156,26 +187,20 @@ HcclResult HcclAllGatherV(void* sendBuf, uint64_t sendCount, void* recvBuf, cons
     CallContext call;
     DataType type;
     HCCL_RETURN_IF_FAILED(beginTyped(fn, comm, stream, dataType, &call, &type));
-    HCCL_RETURN_IF_FAILED(
-        requirePointers(fn, {{"recvCounts", recvCounts}, {"recvDispls", recvDispls}}));
     // As HCCL: a rank that sends nothing may pass no buffer, and nothing to gather at all
     // is success.
-    if (sendCount != 0) HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"sendBuf", sendBuf}}));
-    const int n = call.comm().size();
-    const auto counts = readCounts(recvCounts, n);
-    if (std::accumulate(counts.begin(), counts.end(), std::size_t{0}) == 0) {
-      return nothingToDo(fn, "the sum of recvCounts is 0");
-    }
-    HCCL_RETURN_IF_FAILED(requirePointers(fn, {{"recvBuf", recvBuf}}));
-    const auto rank = static_cast<std::size_t>(call.comm().rank());
-    if (counts[rank] != sendCount) {
-      return invalidParameter(
-          fn, std::to_string(sendCount), "sendCount",
-          fmt::format("recvCounts[{}] = {} (this rank's block)", rank, counts[rank]));
-    }
-    HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
-    return call.comm().allGatherV(sendBuf, sendCount, recvBuf, counts, readCounts(recvDispls, n),
-                                  type, call.stream);
+    std::vector<std::size_t> counts, displs;
+    bool done = false;
+    const Outcome blocks = checkBlocks(fn, call,
+                                       {{"recvCounts", recvCounts},
+                                        {"recvDispls", recvDispls},
+                                        "sendCount",
+                                        sendCount,
+                                        {"sendBuf", sendBuf},
+                                        {"recvBuf", recvBuf}},
+                                       &counts, &displs, &done);
+    if (done || !blocks.ok()) return blocks;
+    return call.comm().allGatherV(sendBuf, sendCount, recvBuf, counts, displs, type, call.stream);
   });
 }
 
@@ -265,9 +290,8 @@ HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void
     HCCL_RETURN_IF_FAILED(requireBuffersOfNonZeroCounts(fn, sendBuf, sends, recvBuf, receives));
     // All counts 0 is still a collective, as in HCCL: every rank takes part.
     HCCL_RETURN_IF_FAILED(requireDeviceReachable(fn, {{"sendBuf", sendBuf}, {"recvBuf", recvBuf}}));
-    return call.comm().allToAllV(sendBuf, sends, readCounts(sdispls, n),
-                                 const_cast<void*>(recvBuf), receives, readCounts(rdispls, n),
-                                 type, call.stream);
+    return call.comm().allToAllV(sendBuf, sends, readCounts(sdispls, n), const_cast<void*>(recvBuf),
+                                 receives, readCounts(rdispls, n), type, call.stream);
   });
 }
 
