@@ -1,5 +1,6 @@
 // Communicator behaviour: stream ordering, overlap, split and sub-communicators,
 // abort, the link report. Ranks as threads. Argument checks: comm_arguments_test.cc.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -200,6 +201,73 @@ TEST(CommTest, TheLastRankToASmallCallFinishesItBeforeTheCallReturns) {
     return st.ok() ? failure : st.toString();
   }));
 }
+// The fast path behind posted calls: a chain of small calls, each reading what
+// the one before it wrote (out of place, in place, a gather's output scattered
+// again, the program's own kernel between two calls). In the first rounds rank 0
+// makes every call before rank 1 makes any, so none of them may wait; in the
+// others the ranks race, and the calling thread completes calls whose tasks
+// the stream's worker concludes.
+TEST(CommTest, SmallCallsBehindPostedOnesReadWhatTheCallsBeforeWrote) {
+  RankPool& pool = RankPool::shared(2);
+  ASSERT_OK(pool.initStatus());
+  static constexpr std::size_t n = 37;
+  for (int round = 0; round < 24; ++round) {
+    const bool rankOneLate = round < 4;
+    std::atomic<bool> firstReturned{false};
+    EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+      runtime::Stream* s = pool.stream(r);
+      constexpr int kBuffers = 6;  // a, b, c, g (2n), h, d; e reuses a
+      void* buf[kBuffers] = {};
+      for (void*& p : buf) {
+        if (!runtime::deviceMalloc(&p, 2 * n * 4).ok()) return "alloc";
+      }
+      float *a = static_cast<float*>(buf[0]), *b = static_cast<float*>(buf[1]),
+            *c = static_cast<float*>(buf[2]), *g = static_cast<float*>(buf[3]),
+            *h = static_cast<float*>(buf[4]), *d = static_cast<float*>(buf[5]);
+      for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<float>((r + 1) * (i % 7));
+      Status st = runtime::streamSynchronize(s);
+      if (rankOneLate && r == 1) {
+        while (!firstReturned.load()) std::this_thread::sleep_for(1ms);
+      }
+      Communicator& comm = pool.comm(r);
+      const auto f32 = DataType::kFloat32;
+      const auto sum = ReduceOp::kSum;
+      if (st.ok()) st = comm.allReduce(a, b, n, f32, sum, s);  // b = 3x
+      if (st.ok()) st = comm.allReduce(b, c, n, f32, sum, s);  // c = 6x
+      if (st.ok()) st = comm.allReduce(c, c, n, f32, sum, s);  // c = 12x, in place
+      if (st.ok()) st = comm.allGather(c, g, n, f32, s);       // g = [12x, 12x]
+      if (st.ok()) st = comm.reduceScatter(g, h, n, f32, sum, s);  // h = 24x
+      if (st.ok()) {
+        st = runtime::launchKernel(s, [h, d](runtime::Stream*) {
+          for (std::size_t i = 0; i < n; ++i) d[i] = h[i] + 1;
+          return Status::Ok();
+        });
+      }
+      if (st.ok()) st = comm.allReduce(d, a, n, f32, sum, s);  // a = 48x + 2
+      if (r == 0) firstReturned = true;
+      if (st.ok()) st = runtime::streamSynchronize(s);
+      std::string failure;
+      auto expect = [&](const char* name, const float* p, std::size_t count, float k, float add) {
+        for (std::size_t i = 0; i < count && failure.empty(); ++i) {
+          const float want = k * static_cast<float>((i % n) % 7) + add;
+          if (p[i] != want) {
+            failure = fmt::format("round {}: {}[{}] = {}, expected {}", round, name, i, p[i], want);
+          }
+        }
+      };
+      if (st.ok()) {
+        expect("b", b, n, 3, 0);
+        expect("c", c, n, 12, 0);
+        expect("g", g, 2 * n, 12, 0);
+        expect("h", h, n, 24, 0);
+        expect("a", a, n, 48, 2);
+      }
+      for (void* p : buf) (void)runtime::deviceFree(p);
+      return st.ok() ? failure : st.toString();
+    }));
+  }
+}
+
 TEST(CommTest, SplitByColorAndKey) {
   RankPool& pool = RankPool::shared(4);
   ASSERT_OK(pool.initStatus());
