@@ -26,6 +26,7 @@
 #include <map>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "cohort/runtime.h"
 #include "common/config.h"
 #include "transport/shm/shm_transport.h"
@@ -36,6 +37,14 @@ namespace rt = cohort::runtime;
 
 namespace {
 
+using cohort::bench::check;
+using cohort::bench::die;
+using cohort::bench::drain;
+using cohort::bench::median;
+using cohort::bench::nowSeconds;
+using cohort::bench::readAll;
+using cohort::bench::writeAll;
+
 struct Options {
   std::string min = "64K", max = "64M";
   std::size_t minBytes = 0, maxBytes = 0;
@@ -45,37 +54,7 @@ struct Options {
   std::size_t budget = 512 << 20;  // bytes per bandwidth measurement
 };
 
-double now() {
-  return std::chrono::duration<double>(cohort::Clock::now().time_since_epoch()).count();
-}
 
-[[noreturn]] void die(const std::string& what) {
-  std::fprintf(stderr, "transport_bench (pid %d): %s\n", ::getpid(), what.c_str());
-  std::exit(1);
-}
-void check(const cohort::Status& s) {
-  if (!s.ok()) die(s.toString());
-}
-void writeAll(int fd, const void* p, std::size_t n) {
-  for (auto* c = static_cast<const char*>(p); n > 0;) {
-    const ssize_t k = ::write(fd, c, n);
-    if (k <= 0) die("write failed (peer gone?)");
-    c += k;
-    n -= static_cast<std::size_t>(k);
-  }
-}
-void readAll(int fd, void* p, std::size_t n) {
-  for (auto* c = static_cast<char*>(p); n > 0;) {
-    const ssize_t k = ::read(fd, c, n);
-    if (k <= 0) die("read failed (peer gone?)");
-    c += k;
-    n -= static_cast<std::size_t>(k);
-  }
-}
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 // One process's side: rank 0 (the parent) sends and prints, rank 1 receives.
 struct Side {
@@ -131,10 +110,6 @@ void connect(Side& side, const std::string& kind, Link* link) {
   check(link->transport->connect(peer, swapBlobs(side, blob), &link->conn));
 }
 
-void drain(ct::Connection& c) {
-  ct::Connection* one = &c;
-  check(ct::waitIdle(&one, 1, cohort::Deadline::afterMs(120000), "benchmark"));
-}
 
 // Both sides at the same point: one small round trip.
 void sync(Side& s, ct::Connection& c) {
@@ -154,12 +129,12 @@ std::vector<double> pingUs(Side& s, ct::Connection& c, int pings) {
   halves.reserve(static_cast<std::size_t>(pings));
   sync(s, c);
   for (int i = 0; i < pings; ++i) {
-    const double t0 = now();
+    const double t0 = nowSeconds();
     if (s.sender()) check(c.postSend(&x, 8));
     check(c.postRecv(&y, 8));
     drain(c);
     if (!s.sender()) check(c.postSend(&y, 8));
-    halves.push_back((now() - t0) / 2 * 1e6);
+    halves.push_back((nowSeconds() - t0) / 2 * 1e6);
   }
   drain(c);
   return halves;
@@ -175,13 +150,13 @@ double mean(const std::vector<double>& v) {
 double streamGbps(Side& s, ct::Connection& c, std::size_t bytes, int iters) {
   char ack = 0;
   sync(s, c);
-  const double t0 = now();
+  const double t0 = nowSeconds();
   for (int i = 0; i < iters; ++i) {
     check(s.sender() ? c.postSend(s.buffer, bytes) : c.postRecv(s.buffer, bytes));
   }
   check(s.sender() ? c.postRecv(&ack, 1) : c.postSend(&ack, 1));
   drain(c);
-  return double(bytes) * iters / (now() - t0) / 1e9;
+  return double(bytes) * iters / (nowSeconds() - t0) / 1e9;
 }
 
 double plainGbps(Side& s, std::size_t bytes, int iters) {
@@ -190,7 +165,7 @@ double plainGbps(Side& s, std::size_t bytes, int iters) {
     readAll(s.plain, &ack, 1);
   else
     writeAll(s.plain, &ack, 1);  // sync
-  const double t0 = now();
+  const double t0 = nowSeconds();
   for (int i = 0; i < iters; ++i) {
     if (s.sender())
       writeAll(s.plain, s.buffer, bytes);
@@ -201,16 +176,16 @@ double plainGbps(Side& s, std::size_t bytes, int iters) {
     readAll(s.plain, &ack, 1);
   else
     writeAll(s.plain, &ack, 1);
-  return double(bytes) * iters / (now() - t0) / 1e9;
+  return double(bytes) * iters / (nowSeconds() - t0) / 1e9;
 }
 
 // Rank 0 only (rank 1 waits in the next sync): one thread, 16 MiB, touched buffers.
 double memcpyGbps(std::size_t bytes, int iters) {
   static std::vector<char> src(bytes, 1), dst(bytes, 2);
   std::memcpy(dst.data(), src.data(), bytes);
-  const double t0 = now();
+  const double t0 = nowSeconds();
   for (int i = 0; i < iters; ++i) std::memcpy(dst.data(), src.data(), bytes);
-  return double(bytes) * iters / (now() - t0) / 1e9;
+  return double(bytes) * iters / (nowSeconds() - t0) / 1e9;
 }
 
 int itersFor(const Options& o, std::size_t bytes) {

@@ -23,12 +23,20 @@
 #include <cstdlib>
 #include <vector>
 
-#include "common/wait.h"
+#include "bench/bench_util.h"
 #include "transport/tcp/tcp_transport.h"
 
 namespace ct = cohort::transport;
 
 namespace {
+
+using cohort::bench::check;
+using cohort::bench::die;
+using cohort::bench::drain;
+using cohort::bench::median;
+using cohort::bench::nowSeconds;
+using cohort::bench::readAll;
+using cohort::bench::writeAll;
 
 struct Options {
   std::size_t minBytes = 64 << 10;
@@ -39,33 +47,7 @@ struct Options {
   ct::tcp::TcpOptions tcp = ct::tcp::TcpOptions::fromConfig();
 };
 
-double now() {
-  return std::chrono::duration<double>(cohort::Clock::now().time_since_epoch()).count();
-}
 
-[[noreturn]] void die(const std::string& what) {
-  std::fprintf(stderr, "transport_bench_tcp: %s\n", what.c_str());
-  std::exit(1);
-}
-void check(const cohort::Status& s) {
-  if (!s.ok()) die(s.toString());
-}
-void writeAll(int fd, const void* p, std::size_t n) {
-  for (auto* c = static_cast<const char*>(p); n > 0;) {
-    const ssize_t k = ::write(fd, c, n);
-    if (k <= 0) die("write failed");
-    c += k;
-    n -= static_cast<std::size_t>(k);
-  }
-}
-void readAll(int fd, void* p, std::size_t n) {
-  for (auto* c = static_cast<char*>(p); n > 0;) {
-    const ssize_t k = ::read(fd, c, n);
-    if (k <= 0) die("read failed (peer gone?)");
-    c += k;
-    n -= static_cast<std::size_t>(k);
-  }
-}
 
 // Both ends of the measurement, in each process.
 struct Link {
@@ -76,10 +58,6 @@ struct Link {
   std::unique_ptr<ct::Connection> conn;
 };
 
-void drain(ct::Connection& c) {
-  ct::Connection* one = &c;
-  check(ct::waitIdle(&one, 1, cohort::Deadline::afterMs(60000), "benchmark"));
-}
 
 // The plain socket: parent listens, child dials (before the fork the listener exists).
 int plainSocket(bool parent, int listener, const sockaddr_in& addr) {
@@ -138,7 +116,7 @@ Sample measure(Link& l, std::size_t bytes, int iters, Stream&& stream) {
 
 double plainStream(Link& l, std::vector<std::uint8_t>& buf, std::size_t bytes, int iters) {
   char ack = 0;
-  const double t0 = now();
+  const double t0 = nowSeconds();
   for (int i = 0; i < iters; ++i) {
     if (l.sender)
       writeAll(l.plain, buf.data(), bytes);
@@ -149,34 +127,34 @@ double plainStream(Link& l, std::vector<std::uint8_t>& buf, std::size_t bytes, i
     readAll(l.plain, &ack, 1);
   else
     writeAll(l.plain, &ack, 1);
-  return now() - t0;
+  return nowSeconds() - t0;
 }
 
 double cohortStream(Link& l, std::vector<std::uint8_t>& buf, std::size_t bytes, int iters) {
   char ack = 0;
-  const double t0 = now();
+  const double t0 = nowSeconds();
   for (int i = 0; i < iters; ++i) {
     check(l.sender ? l.conn->postSend(buf.data(), bytes) : l.conn->postRecv(buf.data(), bytes));
   }
   check(l.sender ? l.conn->postRecv(&ack, 1) : l.conn->postSend(&ack, 1));
   drain(*l.conn);
-  return now() - t0;
+  return nowSeconds() - t0;
 }
 
 double plainPing(Link& l, int pings) {
   std::uint64_t x = 0;
-  const double t0 = now();
+  const double t0 = nowSeconds();
   for (int i = 0; i < pings; ++i) {
     if (l.sender) writeAll(l.plain, &x, 8);
     readAll(l.plain, &x, 8);
     if (!l.sender) writeAll(l.plain, &x, 8);
   }
-  return (now() - t0) / pings / 2 * 1e6;
+  return (nowSeconds() - t0) / pings / 2 * 1e6;
 }
 
 double cohortPing(Link& l, int pings) {
   std::uint64_t x = 0, y = 0;
-  const double t0 = now();
+  const double t0 = nowSeconds();
   for (int i = 0; i < pings; ++i) {
     if (l.sender) check(l.conn->postSend(&x, 8));
     check(l.conn->postRecv(&y, 8));
@@ -184,13 +162,9 @@ double cohortPing(Link& l, int pings) {
     if (!l.sender) check(l.conn->postSend(&y, 8));
   }
   drain(*l.conn);
-  return (now() - t0) / pings / 2 * 1e6;
+  return (nowSeconds() - t0) / pings / 2 * 1e6;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 double median(const std::vector<Sample>& v, double Sample::*field) {
   std::vector<double> x;
