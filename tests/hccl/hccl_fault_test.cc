@@ -100,11 +100,10 @@ TEST(HcclFault, AnAbortedCommunicatorIsAnInternalError) {
   EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
 }
 
-// Rank 2 of 3 aborts and leaves while its process (these threads') lives on: ranks 0
-// and 1 see their allreduce fail, agree on rank 2 without being told, shrink to two
-// ranks in their old order and allreduce every element of an odd count.
-// Rank 2 aborts (HcclCommAbort) instead of calling the allreduce: the others' call
-// fails, they agree that rank 2 failed and shrink to 2 ranks that allreduce.
+// Rank 2 of 3 aborts (HcclCommAbort) instead of calling the allreduce, while its
+// process (these threads') lives on: ranks 0 and 1 see their allreduce fail, agree
+// on rank 2 without being told, shrink to two ranks in their old order and
+// allreduce every element of an odd count.
 TEST(HcclFault, SurvivorsShrinkPastARankThatAborted) {
   constexpr int kRanks = 3;
   constexpr std::size_t n = 1001;

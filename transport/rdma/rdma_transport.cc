@@ -243,11 +243,7 @@ Status RdmaTransport::resilience(const PeerInfo& peer, const RdmaSetupBlob& blob
       tcp::RetryPolicy::forLink(peer.sameNode(context_.self), context_.retry);
   if (!policy.enabled) return Status::Ok();
   if (hub_ == nullptr || entry.hubPort == 0) {
-    return makeError(ErrorCode::kInvalidUsage,
-                     "rank {} and rank {} disagree on retrying their link: set "
-                     "HCCL_OP_RETRY_ENABLE (or the communicator's hcclRetryEnable) alike on "
-                     "every rank",
-                     context_.rank, peer.rank);
+    return tcp::RetryPolicy::disagreement(context_.rank, peer.rank);
   }
   boost::system::error_code ec;
   const auto ip = boost::asio::ip::make_address(peer.address, ec);

@@ -49,6 +49,14 @@ bool RetryPolicy::anyEnabled(const std::optional<TransportContext::Retry>& own) 
   return r.l0 || r.l1;
 }
 
+Status RetryPolicy::disagreement(int rank, int peer) {
+  return makeError(ErrorCode::kInvalidUsage,
+                   "rank {} and rank {} disagree on retrying their link: set "
+                   "HCCL_OP_RETRY_ENABLE (or the communicator's hcclRetryEnable) alike on "
+                   "every rank",
+                   rank, peer);
+}
+
 std::vector<std::uint8_t> ProbeAnswer::encode() const {
   std::vector<std::uint8_t> out;
   appendLe(out, kMagic, 4);

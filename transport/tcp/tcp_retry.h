@@ -41,6 +41,9 @@ struct RetryPolicy {
   static RetryPolicy forLink(bool sameNode, const std::optional<TransportContext::Retry>& own);
   /// Whether any level is enabled (a rank then runs a hub).
   static bool anyEnabled(const std::optional<TransportContext::Retry>& own);
+  /// The error of a link that `rank` retries and `peer` does not (it runs no
+  /// hub: its set-up blob says port 0), in every transport that retries links.
+  static Status disagreement(int rank, int peer);
 };
 
 /// The hub's handshakes: ChannelKind::kReconnect with `channel` = generation << 8

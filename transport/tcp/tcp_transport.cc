@@ -181,11 +181,7 @@ Status TcpTransport::connect(const PeerInfo& peer, const Bytes& peerBlob,
   const bool dialing = context_.rank < peer.rank;
   const RetryPolicy policy = RetryPolicy::forLink(peer.sameNode(context_.self), context_.retry);
   if (policy.enabled && (hub_ == nullptr || theirs.hubPort == 0)) {
-    return makeError(ErrorCode::kInvalidUsage,
-                     "rank {} and rank {} disagree on retrying their link: set "
-                     "HCCL_OP_RETRY_ENABLE (or the communicator's hcclRetryEnable) alike on "
-                     "every rank",
-                     context_.rank, peer.rank);
+    return RetryPolicy::disagreement(context_.rank, peer.rank);
   }
   // A retried link has one more socket, for the reader's acks (tcp_retry.h).
   const int sockets = (dialing ? options_.socketsPerPeer : theirs.sockets) + (policy.enabled ? 1 : 0);
