@@ -54,8 +54,6 @@ struct Options {
   std::size_t budget = 512 << 20;  // bytes per bandwidth measurement
 };
 
-
-
 // One process's side: rank 0 (the parent) sends and prints, rank 1 receives.
 struct Side {
   int rank = 0;
@@ -109,7 +107,6 @@ void connect(Side& side, const std::string& kind, Link* link) {
   check(link->transport->setup(&blob));
   check(link->transport->connect(peer, swapBlobs(side, blob), &link->conn));
 }
-
 
 // Both sides at the same point: one small round trip.
 void sync(Side& s, ct::Connection& c) {

@@ -47,8 +47,6 @@ struct Options {
   ct::tcp::TcpOptions tcp = ct::tcp::TcpOptions::fromConfig();
 };
 
-
-
 // Both ends of the measurement, in each process.
 struct Link {
   bool sender = false;
@@ -57,7 +55,6 @@ struct Link {
   std::unique_ptr<ct::Transport> transport;  // keeps nothing the connection needs
   std::unique_ptr<ct::Connection> conn;
 };
-
 
 // The plain socket: parent listens, child dials (before the fork the listener exists).
 int plainSocket(bool parent, int listener, const sockaddr_in& addr) {
@@ -164,7 +161,6 @@ double cohortPing(Link& l, int pings) {
   drain(*l.conn);
   return (nowSeconds() - t0) / pings / 2 * 1e6;
 }
-
 
 double median(const std::vector<Sample>& v, double Sample::*field) {
   std::vector<double> x;
