@@ -201,12 +201,12 @@ TEST(CommTest, TheLastRankToASmallCallFinishesItBeforeTheCallReturns) {
     return st.ok() ? failure : st.toString();
   }));
 }
-// The fast path behind posted calls: a chain of small calls, each reading what
-// the one before it wrote (out of place, in place, a gather's output scattered
-// again, the program's own kernel between two calls). In the first rounds rank 0
-// makes every call before rank 1 makes any, so none of them may wait; in the
-// others the ranks race, and the calling thread completes calls whose tasks
-// the stream's worker concludes.
+
+// A chain of small (posted) calls, each reading what the one before it wrote:
+// out of place, in place, an allgather's output reduce-scattered, the program's
+// own kernel between two calls. In the first rounds rank 0 makes every call
+// before rank 1 makes any, so none of them may wait for a peer; in the others
+// the ranks race. Every element of every output is checked.
 TEST(CommTest, SmallCallsBehindPostedOnesReadWhatTheCallsBeforeWrote) {
   RankPool& pool = RankPool::shared(2);
   ASSERT_OK(pool.initStatus());
@@ -216,7 +216,7 @@ TEST(CommTest, SmallCallsBehindPostedOnesReadWhatTheCallsBeforeWrote) {
     std::atomic<bool> firstReturned{false};
     EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
       runtime::Stream* s = pool.stream(r);
-      constexpr int kBuffers = 6;  // a, b, c, g (2n), h, d; e reuses a
+      constexpr int kBuffers = 6;  // a, b, c, g (2n), h, d; the last output is a again
       void* buf[kBuffers] = {};
       for (void*& p : buf) {
         if (!runtime::deviceMalloc(&p, 2 * n * 4).ok()) return "alloc";
