@@ -6,9 +6,10 @@
 #
 # Three node namespaces, each with one veth whose other end sits on a bridge in a
 # fourth ("switch") namespace: nothing is added to the root namespace and no other
-# interface is touched. Addresses (10.215.0.0/24) exist only inside the node
-# namespaces. A rank table of 3 servers x 2 ranks; the script runs in every node
-# namespace with its own --server-id and the same COHORT_JOB_TOKEN. Then:
+# interface is touched (linkcheck_cluster.sh's nodes_cluster). Addresses exist
+# only inside the node namespaces. A rank table of 3 servers x 2 ranks; the
+# script runs in every node namespace with its own --server-id and the same
+# COHORT_JOB_TOKEN. Then:
 #   1. every link ok: every machine's script exits 0 and the job trains (rank 0's
 #      step lines prove the weights stayed identical on all 6 ranks);
 #   2. the one link between n1 and n2 cut (an "unreachable" route each way, so
@@ -33,20 +34,17 @@ for prog in tools/cohortrun/cohortrun tools/linkcheck/cohort-linkcheck \
 done
 
 ID=ctt$$  # unique per run: parallel runs never share a name
-NODES=("${ID}n0" "${ID}n1" "${ID}n2")
-SWITCH=${ID}sw
-SUBNET=10.215.0
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/${ID}.XXXXXX")
 PIDS=()
+# shellcheck source=linkcheck_cluster.sh
+. "$(dirname "$0")/linkcheck_cluster.sh"
+NODES=("${ID}n0" "${ID}n1" "${ID}n2")
+SUBNET=$NODE_NET
 
 cleanup() {
-  local pid ns
+  local pid
   for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  for ns in "${NODES[@]}" "$SWITCH"; do
-    # Whatever still runs in our namespaces was started by this test.
-    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
-    ip netns del "$ns" 2>/dev/null || true
-  done
+  cluster_cleanup
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -58,23 +56,8 @@ fail() {
   exit 1
 }
 
-# ---- the "cluster" ---------------------------------------------------------------
-build_cluster() {
-  local i ns
-  ip netns add "$SWITCH" || return 1
-  ip -n "$SWITCH" link add "${ID}br" type bridge || return 1
-  ip -n "$SWITCH" link set "${ID}br" up || return 1
-  for i in 0 1 2; do
-    ns=${NODES[$i]}
-    ip netns add "$ns" || return 1
-    ip link add "${ID}a$i" netns "$ns" type veth peer name "${ID}b$i" netns "$SWITCH" || return 1
-    ip -n "$SWITCH" link set "${ID}b$i" master "${ID}br" up || return 1
-    ip -n "$ns" addr add "$SUBNET.$((i + 1))/24" dev "${ID}a$i" || return 1
-    ip -n "$ns" link set lo up || return 1
-    ip -n "$ns" link set "${ID}a$i" up || return 1
-  done
-}
-build_cluster || skip "cannot build namespaces joined by veth pairs and a bridge on this machine"
+# ---- the "cluster": one veth per node namespace to a bridge (linkcheck_cluster.sh)
+nodes_cluster 3 1 || skip "cannot build namespaces joined by veth pairs and a bridge on this machine"
 
 # 3 servers x 2 devices; the server id is the host address. Ranks 0,1 on n0 (rank
 # 0: the job's store), 2,3 on n1, 4,5 on n2.

@@ -5,8 +5,8 @@
 #
 # Builds three node namespaces, each with one veth whose other end sits on a
 # bridge inside a fourth ("switch") namespace, so that nothing is added to the
-# root namespace and no other interface is touched. Addresses (10.213.0.0/24)
-# exist only inside the node namespaces. Then:
+# root namespace and no other interface is touched (linkcheck_cluster.sh's
+# nodes_cluster). Addresses exist only inside the node namespaces. Then:
 #   1. three ranks, one per namespace, from a generated rank table: every link
 #      ok, and tcp between namespaces (Cohort's host id includes the netns);
 #   2. two ranks in one namespace: the link is shm;
@@ -24,16 +24,17 @@ command -v ip >/dev/null || skip "the ip command (iproute2) is not installed"
 [ -x "$LC" ] || { echo "FAIL: $LC is not executable"; exit 1; }
 
 ID=cht$$  # unique per run: parallel runs never share a name
-NODES=("${ID}n0" "${ID}n1" "${ID}n2")
-SWITCH=${ID}sw
-SUBNET=10.213.0
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/${ID}.XXXXXX")
 PIDS=()
+# shellcheck source=linkcheck_cluster.sh
+. "$(dirname "$0")/linkcheck_cluster.sh"
+NODES=("${ID}n0" "${ID}n1" "${ID}n2")
+SUBNET=$NODE_NET
 
 cleanup() {
-  local pid ns
+  local pid
   for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  for ns in "${NODES[@]}" "$SWITCH"; do ip netns del "$ns" 2>/dev/null || true; done
+  cluster_cleanup
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -45,23 +46,8 @@ fail() {
   exit 1
 }
 
-# ---- the "cluster" ---------------------------------------------------------------
-build_cluster() {
-  local i ns
-  ip netns add "$SWITCH" || return 1
-  ip -n "$SWITCH" link add "${ID}br" type bridge || return 1
-  ip -n "$SWITCH" link set "${ID}br" up || return 1
-  for i in 0 1 2; do
-    ns=${NODES[$i]}
-    ip netns add "$ns" || return 1
-    ip link add "${ID}a$i" netns "$ns" type veth peer name "${ID}b$i" netns "$SWITCH" || return 1
-    ip -n "$SWITCH" link set "${ID}b$i" master "${ID}br" up || return 1
-    ip -n "$ns" addr add "$SUBNET.$((i + 1))/24" dev "${ID}a$i" || return 1
-    ip -n "$ns" link set lo up || return 1
-    ip -n "$ns" link set "${ID}a$i" up || return 1
-  done
-}
-build_cluster || skip "cannot build namespaces joined by veth pairs and a bridge on this machine"
+# ---- the "cluster": one veth per node namespace to a bridge (linkcheck_cluster.sh)
+nodes_cluster 3 1 || skip "cannot build namespaces joined by veth pairs and a bridge on this machine"
 
 # A rank table: one server per entry of $@ ("IP:DEVICES"), ranks in order.
 ranktable() {
@@ -132,7 +118,7 @@ line=$(link_line one 0 1)
 echo "ok: 2 ranks in one namespace use shm"
 
 # ---- 3. node 2's veth down: exactly its links bad, within the timeout ---------------
-ip -n "${NODES[2]}" link set "${ID}a2" down
+ip -n "${NODES[2]}" link set "${ID}e2" down
 LC_ARGS="--timeout 12 --link-timeout 4 --bandwidth 1M"
 start=$(date +%s)
 run_ranks down 60300 "$WORK/three.json" "${NODES[@]}"
