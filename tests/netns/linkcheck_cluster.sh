@@ -14,6 +14,7 @@
 #                        A server's ranks share COHORT_HOST_ID, so they use shm.
 #   run_check NAME PORT TABLE ARGS...   one check, every rank at once (see below)
 #   cluster_cleanup                     kills what the checks left, removes it all
+#   cluster_own                         cluster_cleanup on exit, with PIDS and WORK
 #
 # The "machines" share this box's processors, and the check knows it (one boot
 # id): it probes them as one machine. The caller sets ID (unique, <= 8
@@ -34,6 +35,20 @@ cluster_cleanup() {
     ip netns del "$ns" 2>/dev/null || true
   done
   NAMESPACES=()
+}
+
+# For a test whose own processes (PIDS) and files (WORK) go with the cluster:
+# cluster_own makes the exit remove all three (and INT or TERM exit 130).
+PIDS=()
+cluster_exit() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  cluster_cleanup
+  rm -rf "$WORK"
+}
+cluster_own() {
+  trap cluster_exit EXIT
+  trap 'exit 130' INT TERM
 }
 
 new_ns() {

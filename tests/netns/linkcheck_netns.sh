@@ -25,20 +25,11 @@ command -v ip >/dev/null || skip "the ip command (iproute2) is not installed"
 
 ID=cht$$  # unique per run: parallel runs never share a name
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/${ID}.XXXXXX")
-PIDS=()
 # shellcheck source=linkcheck_cluster.sh
 . "$(dirname "$0")/linkcheck_cluster.sh"
+cluster_own
 NODES=("${ID}n0" "${ID}n1" "${ID}n2")
 SUBNET=$NODE_NET
-
-cleanup() {
-  local pid
-  for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  cluster_cleanup
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 fail() {
   echo "FAIL: $*"
