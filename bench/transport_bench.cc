@@ -37,13 +37,7 @@ namespace rt = cohort::runtime;
 
 namespace {
 
-using cohort::bench::check;
-using cohort::bench::die;
-using cohort::bench::drain;
-using cohort::bench::median;
-using cohort::bench::nowSeconds;
-using cohort::bench::readAll;
-using cohort::bench::writeAll;
+using namespace cohort::bench;  // bench_util.h: the helpers both benchmarks share
 
 struct Options {
   std::string min = "64K", max = "64M";

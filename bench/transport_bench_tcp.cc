@@ -30,13 +30,8 @@ namespace ct = cohort::transport;
 
 namespace {
 
-using cohort::bench::check;
-using cohort::bench::die;
-using cohort::bench::drain;
-using cohort::bench::median;
-using cohort::bench::nowSeconds;
-using cohort::bench::readAll;
-using cohort::bench::writeAll;
+using namespace cohort::bench;  // bench_util.h: the helpers both benchmarks share
+using cohort::bench::median;    // beside the overload below
 
 struct Options {
   std::size_t minBytes = 64 << 10;
