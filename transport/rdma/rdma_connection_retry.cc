@@ -9,15 +9,6 @@
 
 namespace cohort::transport::rdma {
 
-namespace {
-
-// The shortest pause between two attempts (IntervalTime may be 0), and the
-// longest one attempt may take (a dial over a silent link waits this long).
-constexpr auto kRejoinMinInterval = std::chrono::milliseconds(50);
-constexpr auto kRejoinAttemptLimit = std::chrono::milliseconds(1000);
-
-}  // namespace
-
 Status RdmaConnection::onBreak(const Status& cause, bool counts) {
   const std::uint64_t op = retry_->operations != nullptr ? retry_->operations->load() : 0;
   if (op != opAtBreak_) {
@@ -71,11 +62,9 @@ Status RdmaConnection::keepLinkUp() {
   const bool attempt = now >= nextTry_;
   if (attempt) {
     ++tries_;
-    nextTry_ = now + std::max(retry_->policy.interval, kRejoinMinInterval);
+    nextTry_ = retry_->policy.nextAttempt(now);
   }
-  const auto left =
-      std::chrono::duration_cast<std::chrono::milliseconds>(retry_->policy.hold - held);
-  const auto limit = std::max(std::chrono::milliseconds(1), std::min(left, kRejoinAttemptLimit));
+  const auto limit = retry_->policy.attemptLimit(held);
   RejoinStep step = RejoinStep::kWaiting;
   bool reached = false;
   std::unique_ptr<QueuePair> qp;

@@ -24,10 +24,6 @@ namespace {
 
 constexpr std::uint32_t kRecordMagic = 0x4b434143;  // "CACK"
 constexpr std::uint32_t kResumeRecord = 1, kAckRecord = 2;
-// The shortest pause between two attempts (IntervalTime may be 0), and the
-// longest one attempt may take (a dial to a silent link waits this long).
-constexpr auto kMinInterval = std::chrono::milliseconds(50);
-constexpr auto kAttemptLimit = std::chrono::milliseconds(1000);
 
 long long msBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
@@ -129,10 +125,8 @@ Status TcpConnection::tryReestablish() {
   }
   if (now < nextTry_) return Status::Ok();
   ++tries_;
-  nextTry_ = now + std::max(retry_->policy.interval, kMinInterval);
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      retry_->policy.hold - (now - brokenAt_));
-  const auto limit = std::max(std::chrono::milliseconds(1), std::min(left, kAttemptLimit));
+  nextTry_ = retry_->policy.nextAttempt(now);
+  const auto limit = retry_->policy.attemptLimit(now - brokenAt_);
   // First a probe of the peer's hub: is it alive, is the link up, and what has
   // its end read if it is idle (an ack lost with the old sockets).
   HubRefusal refusal = HubRefusal::kNone;

@@ -49,6 +49,15 @@ bool RetryPolicy::anyEnabled(const std::optional<TransportContext::Retry>& own) 
   return r.l0 || r.l1;
 }
 
+Clock::time_point RetryPolicy::nextAttempt(Clock::time_point now) const {
+  return now + std::max(interval, std::chrono::milliseconds(50));
+}
+
+std::chrono::milliseconds RetryPolicy::attemptLimit(Clock::duration held) const {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(hold - held);
+  return std::max(std::chrono::milliseconds(1), std::min(left, std::chrono::milliseconds(1000)));
+}
+
 Status RetryPolicy::disagreement(int rank, int peer) {
   return makeError(ErrorCode::kInvalidUsage,
                    "rank {} and rank {} disagree on retrying their link: set "

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cohort/status.h"
+#include "common/wait.h"
 #include "transport/handshake.h"
 #include "transport/tcp/tcp_options.h"
 #include "transport/transport.h"
@@ -44,6 +45,13 @@ struct RetryPolicy {
   /// The error of a link that `rank` retries and `peer` does not (it runs no
   /// hub: its set-up blob says port 0), in every transport that retries links.
   static Status disagreement(int rank, int peer);
+  /// When the attempt after one made `now` may start: IntervalTime later, and
+  /// never sooner than 50 ms (IntervalTime may be 0).
+  Clock::time_point nextAttempt(Clock::time_point now) const;
+  /// How long one attempt may take once the link has been broken for `held`:
+  /// what is left of HoldTime, at most 1 s (a dial over a silent link waits
+  /// that long), at least 1 ms.
+  std::chrono::milliseconds attemptLimit(Clock::duration held) const;
 };
 
 /// The hub's handshakes: ChannelKind::kReconnect with `channel` = generation << 8
