@@ -19,7 +19,6 @@ using fake::FakePair;
 using fake::pattern;
 using fake::sumInt32;
 
-
 TEST(RdmaConnectionTest, ExactBytesBothDirectionsAtOnce) {
   FakePair p;
   for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{4095}, kSlotPayload,
@@ -112,7 +111,6 @@ TEST(RdmaConnectionTest, DataWaitsForTheReadySignal) {
   EXPECT_TRUE(atB == a);
   EXPECT_EQ(p.faults(), "");
 }
-
 
 TEST(RdmaConnectionTest, ReductionAccumulatesChunksIntoTheDestination) {
   FakePair p;

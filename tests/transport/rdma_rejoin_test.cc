@@ -20,12 +20,10 @@ namespace cohort::transport::rdma {
 namespace {
 
 using fake::FakePair;
+using fake::FakeQpMaker;
 using fake::pattern;
 using fake::sumInt32;
-using fake::FakeQpMaker;
 namespace asio = boost::asio;
-
-
 
 Handshake hello(int from, int to) {
   Handshake h = Handshake::local(ChannelKind::kReconnect, JobToken::fromText("rejoin-test"));
