@@ -4,7 +4,6 @@
 
 #include <array>
 #include <atomic>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,6 +20,7 @@
 #include "collective/op_history.h"
 #include "collective/schedule.h"
 #include "collective/selector.h"
+#include "common/ring_queue.h"
 #include "common/wait.h"
 #include "transport/bootstrap.h"
 #include "transport/shm/shm_transport.h"
@@ -195,7 +195,7 @@ class Communicator::Impl {
     Deadline deadline = Deadline::never();  // once posted
   };
   std::mutex queuedMu_;
-  std::deque<Queued> queued_;
+  RingQueue<Queued> queued_;
   /// Whether the mesh posts `op` when it runs (the run-ahead may post it early).
   bool postable(const collective::OpDesc& op) const;
   /// Posts the first call behind the running one that is not posted yet, if its

@@ -254,26 +254,34 @@ bool Communicator::Impl::postable(const OpDesc& op) const {
 // every call (what a queue of small calls between more ranks than processors
 // costs most).
 bool Communicator::Impl::postAhead() {
-  Queued* next = nullptr;
+  // The call is found by its place in the queue: only this worker removes calls
+  // (from the front), and the caller's pushes may move them in memory, so its
+  // description is copied under the lock.
+  std::size_t index = 0;
+  std::uint64_t historyId = 0;
+  OpDesc op;
   {
     std::lock_guard<std::mutex> lock(queuedMu_);
     for (std::size_t i = 1; i < queued_.size(); ++i) {
       Queued& q = queued_[i];
       if (q.posted) continue;
       if (!q.follows) return false;
-      next = &q;  // a deque keeps its elements where they are while it grows at the back
+      index = i;
+      historyId = q.historyId;
+      op.assign(q.op);
       break;
     }
   }
-  if (next == nullptr || aborted_.load() || !postable(next->op)) return false;
+  if (index == 0 || aborted_.load() || !postable(op)) return false;
   const Deadline deadline = execDeadline();
   std::uint64_t call = 0;
-  if (!mesh_->postIfFree(next->op, deadline, &call)) return false;
-  history_->started(next->historyId, next->op, noteChoice(next->op, Algo::kMesh, 0));
+  if (!mesh_->postIfFree(op, deadline, &call)) return false;
+  history_->started(historyId, op, noteChoice(op, Algo::kMesh, 0));
   std::lock_guard<std::mutex> lock(queuedMu_);
-  next->posted = true;
-  next->call = call;
-  next->deadline = deadline;
+  Queued& next = queued_[index];
+  next.posted = true;
+  next.call = call;
+  next.deadline = deadline;
   return true;
 }
 

@@ -48,18 +48,37 @@ Stream::~Stream() {
 
 std::uint64_t Stream::enqueue(std::function<Status()> task, bool runAfterError,
                               const char* kind, Work work) {
+  Task t;
+  t.fn = std::move(task);
+  t.runAfterError = runAfterError;
+  t.work = work;
+  return enqueueTask(std::move(t), kind);
+}
+
+std::uint64_t Stream::enqueueKernel(Kernel kernel, const char* kind, Work work) {
+  Task t;
+  t.kernel = std::move(kernel);
+  t.work = work;
+  return enqueueTask(std::move(t), kind);
+}
+
+std::uint64_t Stream::enqueueTask(Task t, const char* kind) {
   std::uint64_t position = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (capture_ != nullptr) {
-      recordLocked(std::move(task), runAfterError, kind);
+      if (t.kernel) {  // a launch of the model hands the kernel the stream it runs on
+        ModelTask recorded;
+        recorded.op = ModelTask::Op::kKernel;
+        recorded.kernel = std::move(t.kernel);
+        recorded.kind = kind;
+        capture_->record(captureLane_, std::move(recorded));
+      } else {
+        recordLocked(std::move(t.fn), t.runAfterError, kind);
+      }
       return enqueued_.load(std::memory_order_relaxed);
     }
-    Task t;
-    t.fn = std::move(task);
-    t.runAfterError = runAfterError;
     t.launcher = currentThreadId();
-    t.work = work;
     position = enqueued_.load(std::memory_order_relaxed);
     noteTaskQueued(*this, position);
     queue_.push_back(std::move(t));
@@ -283,7 +302,13 @@ void Stream::workerLoop() {
       trace::Span span("stream", task.waitOn ? "event wait" : "task");
       Status status;
       try {
-        status = task.fn();
+        if (task.kernel) {
+          // Waits of this process that lose their processor to it keep yielding.
+          ComputeScope computing;
+          status = task.kernel(this);
+        } else {
+          status = task.fn();
+        }
       } catch (const std::exception& e) {
         status = makeError(ErrorCode::kTaskFailed, "a task on {} threw: {}", name(), e.what());
       } catch (...) {
@@ -297,6 +322,7 @@ void Stream::workerLoop() {
     }
     const bool taskFailed = failed();
     task.fn = nullptr;  // release captures before reporting completion
+    task.kernel = nullptr;
     if (task.waitOn) task.waitOn->removeListener(this);  // run or skipped alike
     if (task.wakeOn) task.wakeOn->removeListener(this);
     task.wakeOn.reset();

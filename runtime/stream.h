@@ -3,13 +3,13 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "cohort/runtime.h"
+#include "common/ring_queue.h"
 #include "common/wait.h"
 #include "runtime/capture.h"
 #include "runtime/event.h"
@@ -39,6 +39,10 @@ class Stream {
   enum class Work : std::uint8_t { kHost, kTransfer, kKernel };
   std::uint64_t enqueue(std::function<Status()> task, bool runAfterError = false,
                         const char* kind = "task", Work work = Work::kHost);
+  /// enqueue() of a kernel, run as compute (ComputeScope) and handed the stream
+  /// that runs it. The task holds the kernel itself: a function wrapping it would
+  /// cost an allocation at every launch.
+  std::uint64_t enqueueKernel(Kernel kernel, const char* kind, Work work);
   /// Waits until the device work that leads the queue (the running task and those
   /// behind it, up to the first that may wait for something else: an event wait, a
   /// callback, a host kernel, a collective) has run. A real device runs such work
@@ -119,6 +123,7 @@ class Stream {
  private:
   struct Task {
     std::function<Status()> fn;
+    Kernel kernel;  // enqueueKernel(): runs instead of fn
     bool runAfterError = false;
     std::shared_ptr<EventState> waitOn;  // set for event waits
     std::shared_ptr<EventState> wakeOn;  // enqueueAfter: this stream listens to it until run
@@ -127,6 +132,8 @@ class Stream {
     Work work = Work::kHost;     // see enqueue()
   };
   void workerLoop();
+  /// Queues `t` (its work fields set), or records it into the capture.
+  std::uint64_t enqueueTask(Task t, const char* kind);
   /// Records a task into capture_ (mu_ held, capture_ set).
   void recordLocked(std::function<Status()> fn, bool runAfterError, const char* kind);
   /// kCaptured, invalidating the capture, if the stream captures (`what` it was asked).
@@ -164,7 +171,7 @@ class Stream {
   const std::string name_;
 
   mutable std::mutex mu_;
-  std::deque<Task> queue_;
+  RingQueue<Task> queue_;
   Task running_;  // the task the worker is running (its wait fields only)
   bool runningOnlyAfterError_ = false;  // worker thread only
   Status error_;

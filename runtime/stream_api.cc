@@ -264,11 +264,7 @@ Status launchTask(Stream* stream, Kernel kernel, TaskPlace* place, Stream::Work 
       if (place != nullptr) *place = TaskPlace{s->device()->id(), s->id(), s->enqueued()};
       return Status::Ok();
     }
-    const std::uint64_t position = s->enqueue([s, k = std::move(kernel)] {
-      // Waits of this process that lose their processor to it keep yielding.
-      ComputeScope computing;
-      return k(s);
-    }, false, "kernel", work);
+    const std::uint64_t position = s->enqueueKernel(std::move(kernel), "kernel", work);
     if (place != nullptr) *place = TaskPlace{s->device()->id(), s->id(), position};
     return Status::Ok();
   });
