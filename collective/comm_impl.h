@@ -55,7 +55,8 @@ class Communicator::Impl {
   Status runQueued(std::uint64_t ticket);
   /// Runs `op` (entry `historyId` of the history) on the worker of its stream.
   Status runOp(const collective::OpDesc& op, std::uint64_t historyId);
-  Status validate(const collective::OpDesc& op, runtime::Stream* stream) const;
+  /// `stream` as runtime::streamDescribe() found it when the call began.
+  Status validate(const collective::OpDesc& op, const runtime::StreamDescription& stream) const;
   Status split(int color, int key, std::unique_ptr<Impl>* out);
   /// The survivors' agreement on the failed ranks (comm_shrink.cc); made once, then
   /// the same answer. Waits at most until `by` (kTimeout, naming the ranks not
@@ -90,9 +91,12 @@ class Communicator::Impl {
   Status usable(const collective::OpDesc& op) const;
   /// What any call must pass before it is queued or recorded: the communicator
   /// usable, the arguments valid.
-  Status admit(const collective::OpDesc& op, runtime::Stream* stream) const;
-  /// Queues an admitted `op` on `stream`: the launch itself (comm_ops.cc).
-  Status launchOp(collective::OpDesc op, runtime::Stream* stream);
+  Status admit(const collective::OpDesc& op, runtime::Stream* stream,
+               runtime::StreamDescription* described) const;
+  /// Queues an admitted `op` on `stream` (as admit() described it): the launch
+  /// itself (comm_ops.cc).
+  Status launchOp(collective::OpDesc op, runtime::Stream* stream,
+                  const runtime::StreamDescription& described);
   /// Records `op` into the model `stream` captures: each launch of the model
   /// issues it again (launchCaptured), with a sequence number of its own.
   Status recordCaptured(collective::OpDesc op, runtime::Stream* stream);
@@ -180,32 +184,73 @@ class Communicator::Impl {
     bool lastPlaced = false;      // last.taskIndex is known (not a model's launch)
     runtime::Event* chain = nullptr;
     std::uint64_t tickets = 0;    // calls queued so far
+    // Every task of lastStream not run yet is this communicator's, of calls posted
+    // from the calling thread, the last at `last` (comm_ops.cc, the fast path).
+    bool callerChain = false;
   } launch_;
   // The calls queued and not finished, in call order: the running one first,
   // then those its task may post ahead of its own completion (comm_run.cc).
-  // Guarded by queuedMu_: the enqueueing thread adds and marks `follows`, the
-  // stream workers (one at a time: calls run in order) post and remove.
+  // Guarded by queuedMu_: the enqueueing thread adds, marks `follows`, and posts
+  // and concludes swept calls; the stream workers (one at a time: calls run in
+  // order) post, conclude and remove.
   struct Queued {
     std::uint64_t ticket = 0;
     collective::OpDesc op;
     std::uint64_t historyId = 0;
     bool follows = false;    // its task comes right behind the previous call's, on one stream
-    bool posted = false;     // posted ahead by an earlier call's task
+    bool posted = false;     // posted ahead by an earlier call's task, or by the caller
+    bool swept = false;      // the caller's progress and sweep() post and complete it
+    bool attached = false;   // swept without a task: the task before it sweeps it
+    bool done = false;       // swept and concluded already (by the caller, or sweep())
     std::uint64_t call = 0;  // the mesh's number for it, once posted
     Deadline deadline = Deadline::never();  // once posted
   };
   std::mutex queuedMu_;
   RingQueue<Queued> queued_;
+  // The ticket of the task that still sweeps calls attached behind it (0: none),
+  // and how many queued calls are not swept. Guarded by queuedMu_: the caller
+  // attaches while sweepTicket_ is set, sweep() clears it when it finds nothing
+  // more to do.
+  std::uint64_t sweepTicket_ = 0;
+  std::size_t unswept_ = 0;
+  // Swept calls post and conclude in call order, so those posted and those
+  // concluded are each a front part of the queue: the tickets of the last of
+  // each (tickets of queued calls run on without gaps).
+  std::uint64_t sweptPosted_ = 0;
+  std::uint64_t sweptDone_ = 0;
+  // What the caller concludes of the calls it completed (enqueueing thread only;
+  // kept to reuse its memory).
+  std::vector<Queued> callerDone_;
+  // Orders the history's start of swept calls, made by the caller and sweep().
+  std::mutex startMu_;
+  /// The task of swept calls: posts (waiting for a free slot without the ring's
+  /// lock) and completes (waiting for the members likewise) its own call and
+  /// those attached behind it, skipping what the caller did meanwhile.
+  Status sweep(std::uint64_t ticket);
+  /// Whether `q` may be swept on `stream`: the mesh posts it, no queued call is
+  /// unswept, and the stream holds nothing but this communicator's tasks
+  /// (*chained: since it was last idle; *lastPending: the last task has not
+  /// ended) or nothing at all. Never waits.
+  bool sweepable(const Queued& q, runtime::Stream* stream,
+                 const runtime::StreamDescription& state, bool* chained, bool* lastPending);
+  /// The caller's progress (never waiting): posts the queued swept calls whose
+  /// slots are free, then `q` if all before it are posted; completes what every
+  /// member posted and concludes those queued calls. True if `q` is done.
+  bool progressFromCaller(Queued& q);
+  /// Posts the queued swept calls not posted yet, in order, while that waits for
+  /// nobody (queuedMu_ held; `tryLock`: not even for the ring's lock). True if
+  /// every queued call is posted.
+  bool postSweptLocked(bool tryLock);
+  /// history_->started() of a swept call (queuedMu_ held).
+  void startSwept(Queued& q, Deadline deadline);
+  /// noteChoice() of a swept call, from the caller or sweep().
+  std::string sweptChoice(const collective::OpDesc& op);
   /// Whether the mesh posts `op` when it runs (the run-ahead may post it early).
   bool postable(const collective::OpDesc& op) const;
   /// Posts the first call behind the running one that is not posted yet, if its
   /// task directly follows the previous call's (so nothing of the program's runs
   /// in between: its input is final) and posting it waits for nobody.
   bool postAhead();
-  /// The fast path of the launch (comm_ops.cc): posts `q` from the calling
-  /// thread when nothing of this communicator is queued, `stream` is idle and
-  /// posting waits for nobody; false (nothing done) otherwise. Never waits.
-  bool postFromCaller(Queued& q, runtime::Stream* stream);
   /// Ends calls whose tasks never ran (their stream failed or was aborted).
   void endSkipped(std::vector<Queued> skipped);
   /// Waits for the operations queued so far (their stream: the last call's).

@@ -16,12 +16,20 @@
 // destroy (finalize) wait for the operation's end.
 //
 // One fast path keeps the contract because it never waits: a call the mesh
-// posts (small ones), made while this communicator has nothing queued and the
-// caller's stream is idle, is posted from the calling thread (its input copied
-// into its ring slot, which waits for nobody) and completed there if every
-// peer has posted it already. Otherwise its task completes it, as the stream's
-// worker completes any posted call. The rank that comes last to a call then
-// finishes it without handing it to another thread.
+// posts (small ones) is "swept" when the caller's stream holds nothing but this
+// communicator's tasks of swept calls (or nothing at all). The calling thread
+// then makes what progress waits for nobody: it posts the queued swept calls
+// whose ring slots are free and then its own (copying each input into its
+// slot), and completes every call all peers have posted, concluding it. What
+// is left is the stream's: the call gets a task, or is attached behind the
+// last task of swept calls if that has not ended, and that task (sweep())
+// posts and completes what the caller did not, waiting for the peers like any
+// task. Its input is final when it is queued (nothing of the program's runs
+// before it on that stream but those tasks), so posting it later reads what
+// posting it at once would have. With two ranks calling in step, each caller
+// finishes the other's last call at its next one and the stream's worker,
+// which shares its processor, hardly runs. Locks the caller takes are never
+// held across a wait for a peer (the mesh's ring lock is only tried).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -83,7 +91,8 @@ Status checkBuffer(const char* role, const void* p, std::size_t bytes, int devic
 
 }  // namespace
 
-Status Communicator::Impl::validate(const OpDesc& op, runtime::Stream* stream) const {
+Status Communicator::Impl::validate(const OpDesc& op,
+                                    const runtime::StreamDescription& stream) const {
   if (!collective::validType(op.type)) {
     return makeError(ErrorCode::kInvalidArgument, "{}: unknown data type {}", collName(op.coll),
                      static_cast<int>(op.type));
@@ -102,11 +111,9 @@ Status Communicator::Impl::validate(const OpDesc& op, runtime::Stream* stream) c
     return makeError(ErrorCode::kInvalidArgument, "{}: count {} overflows", collName(op.coll),
                      op.count);
   }
-  int streamDevice = -1;
-  COHORT_RETURN_IF_ERROR(runtime::streamGetDevice(stream, &streamDevice));
-  if (streamDevice != device) {
+  if (stream.device != device) {
     return makeError(ErrorCode::kInvalidArgument, "{}: the stream belongs to device {}, the "
-                     "communicator to device {}", collName(op.coll), streamDevice, device);
+                     "communicator to device {}", collName(op.coll), stream.device, device);
   }
   const std::size_t b = op.count * e, n = static_cast<std::size_t>(size);
   const bool isRoot = rank == op.root;
@@ -156,15 +163,18 @@ Status Communicator::Impl::usable(const OpDesc& op) const {
   return Status::Ok();
 }
 
-Status Communicator::Impl::admit(const OpDesc& op, runtime::Stream* stream) const {
+Status Communicator::Impl::admit(const OpDesc& op, runtime::Stream* stream,
+                                 runtime::StreamDescription* described) const {
   COHORT_RETURN_IF_ERROR(usable(op));
-  return validate(op, stream);
+  COHORT_RETURN_IF_ERROR(runtime::streamDescribe(stream, described));
+  return validate(op, *described);
 }
 
 Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
   log::RankScope logAs(rank);
   trace::Span span("enqueue", collName(op.coll));
-  COHORT_RETURN_IF_ERROR(admit(op, stream));
+  runtime::StreamDescription described;
+  COHORT_RETURN_IF_ERROR(admit(op, stream, &described));
   if (tGroupDepth > 0) {  // groupEnd() enqueues it again, fused with its batch
     tGroup.push_back(Pending{this, std::move(op), stream});
     return Status::Ok();
@@ -176,7 +186,7 @@ Status Communicator::Impl::enqueue(OpDesc op, runtime::Stream* stream) {
       return recordCaptured(std::move(op), stream);
     }
   }
-  return launchOp(std::move(op), stream);
+  return launchOp(std::move(op), stream, described);
 }
 
 // A captured call is issued by every launch of its model, on the launching
@@ -234,6 +244,8 @@ Status Communicator::Impl::launchCaptured(OpDesc op, runtime::LaunchContext& lau
   {
     std::lock_guard<std::mutex> lock(queuedMu_);
     queued_.push_back(Queued{ticket, std::move(op), historyId});
+    ++unswept_;
+    sweepTicket_ = 0;
   }
   launch.run([this, ticket](runtime::Stream*) {
     Status s = runQueued(ticket);
@@ -244,10 +256,12 @@ Status Communicator::Impl::launchCaptured(OpDesc op, runtime::LaunchContext& lau
   launch_.lastStream = stream;
   launch_.last = runtime::TaskPlace{device, launch.streamId(), 0};
   launch_.lastPlaced = false;
+  launch_.callerChain = false;
   return Status::Ok();
 }
 
-Status Communicator::Impl::launchOp(OpDesc op, runtime::Stream* stream) {
+Status Communicator::Impl::launchOp(OpDesc op, runtime::Stream* stream,
+                                    const runtime::StreamDescription& described) {
   // Point-to-point calls involve two ranks only: they do not advance the
   // collective sequence that every rank must agree on.
   op.seq = op.coll == Coll::kSendRecv ? 0 : ++seq_;
@@ -255,20 +269,35 @@ Status Communicator::Impl::launchOp(OpDesc op, runtime::Stream* stream) {
   const std::uint64_t historyId = history_->queued(op);
   Queued q{0, std::move(op), historyId};
   const double traceStart = trace::enabled() ? trace::nowUs() : 0;
-  if (postFromCaller(q, stream)) {
-    Status done = mesh_->complete(q.call, false, aborted_);
-    if (done.ok()) {
-      // Done before the call returns: no task, and no later call follows one.
-      launch_.lastStream = stream;
-      launch_.last = runtime::TaskPlace{};
+  bool chained = false, lastPending = false;
+  if (sweepable(q, stream, described, &chained, &lastPending)) {
+    q.swept = true;
+    if (progressFromCaller(q)) {
+      // Done before the call returns: no task. Behind calls whose task is still
+      // queued, that task stays the last; otherwise no later call follows one.
+      if (!chained) {
+        launch_.lastStream = stream;
+        launch_.last = runtime::TaskPlace{};
+        launch_.callerChain = false;
+      }
       if (trace::enabled()) {  // the span a stream's worker would have recorded
         trace::complete("collective", q.op.describe(), traceStart,
                         fmt::format("\"algorithm\":\"{} (posted, on the caller)\"",
-                                    trace::escape(lastChoice)));
+                                    trace::escape(sweptChoice(q.op))));
       }
-      return concludeOp(q.op, q.historyId, std::move(done), q.deadline);
+      return concludeOp(q.op, q.historyId, Status::Ok(), q.deadline);
     }
-    // A peer is missing (or a failure to report): the stream's task completes it.
+    // A peer is missing (or its slot is not free yet, or a failure to report): a
+    // stream's task sweeps it, the last one queued if it still takes calls.
+    if (chained && lastPending) {
+      std::lock_guard<std::mutex> lock(queuedMu_);
+      if (sweepTicket_ != 0) {
+        q.ticket = ++launch_.tickets;
+        q.attached = true;
+        queued_.push_back(std::move(q));
+        return Status::Ok();
+      }
+    }
   }
   // On the last call's stream no event is needed: it holds the last call, or it
   // is a new stream at a destroyed one's address, and a destroyed stream drained.
@@ -284,8 +313,13 @@ Status Communicator::Impl::launchOp(OpDesc op, runtime::Stream* stream) {
   const std::uint64_t ticket = ++launch_.tickets;
   q.ticket = ticket;
   const bool posted = q.posted;
+  const bool swept = q.swept;
   {
     std::lock_guard<std::mutex> lock(queuedMu_);
+    // A task of swept calls takes those attached behind it, until another call's
+    // task is queued behind it.
+    sweepTicket_ = swept ? ticket : 0;
+    if (!swept) ++unswept_;
     queued_.push_back(std::move(q));
   }
   runtime::TaskPlace place;
@@ -300,7 +334,10 @@ Status Communicator::Impl::launchOp(OpDesc op, runtime::Stream* stream) {
       std::lock_guard<std::mutex> lock(queuedMu_);
       call = queued_.back().call;
       queued_.pop_back();  // no task: nothing else removes it
+      if (sweepTicket_ == ticket) sweepTicket_ = 0;
+      if (!swept) --unswept_;
     }
+    --launch_.tickets;  // queued calls' tickets run on without gaps (comm_run.cc)
     if (posted) (void)mesh_->complete(call, true, aborted_);  // or the members' rings stop
     history_->finished(historyId, launched);
     return launched;
@@ -308,11 +345,16 @@ Status Communicator::Impl::launchOp(OpDesc op, runtime::Stream* stream) {
   // Right behind the last call's task on its stream (nothing of the program
   // runs between them), the run-ahead may post this call early.
   const runtime::TaskPlace& last = launch_.last;
-  if (launch_.lastStream != nullptr && launch_.lastPlaced && place.device == last.device &&
-      place.streamId == last.streamId && place.taskIndex == last.taskIndex + 1) {
+  const bool follows = launch_.lastStream != nullptr && launch_.lastPlaced &&
+                       place.device == last.device && place.streamId == last.streamId &&
+                       place.taskIndex == last.taskIndex + 1;
+  if (follows) {
     std::lock_guard<std::mutex> lock(queuedMu_);
     if (!queued_.empty() && queued_.back().ticket == ticket) queued_.back().follows = true;
   }
+  // The stream holds only this communicator's tasks: from a call posted on it
+  // idle, for as long as each task lands right behind the last.
+  launch_.callerChain = (swept && !chained) || (launch_.callerChain && follows);
   launch_.lastStream = stream;
   launch_.last = place;
   launch_.lastPlaced = true;

@@ -80,13 +80,27 @@ class Mesh final : public SharedGroup {
   /// *call numbers it for complete(); false (and nothing posted) otherwise, or
   /// after a failure. What lets a stream's worker post the calls queued right
   /// behind the one it completes (the communicator's run-ahead).
-  bool postIfFree(const OpDesc& op, Deadline deadline, std::uint64_t* call);
+  /// With `tryLock`, not even for the ring's lock: a thread that holds it may be
+  /// waiting for a member (a stream's worker in post() or run()).
+  bool postIfFree(const OpDesc& op, Deadline deadline, std::uint64_t* call,
+                  bool tryLock = true);
+  /// Waits, without holding the ring's lock, until postIfFree(op) may succeed:
+  /// the members have read the slot it takes (and the calls whose output is its
+  /// input completed). The ring's failure, or this wait's, as complete() reports.
+  Status awaitFreeSlot(const OpDesc& op, Deadline deadline, const std::atomic<bool>& aborted);
   /// Completes the posted calls up to `call` (post(), postIfFree()), in order:
   /// waits until every member posted each, checks they made the same call and
   /// writes its output. With `wait` false, kNotReady instead of waiting. A call
   /// that fails fails every later one (this rank leaves the communicator, unless
   /// a peer caused it).
   Status complete(std::uint64_t call, bool wait, const std::atomic<bool>& aborted);
+  /// complete(call, false) from a thread that must never wait (the caller's fast
+  /// path): kNotReady also when another thread holds the ring's lock. *through is
+  /// the number of posted calls completed so far (0 if the lock was busy).
+  Status tryComplete(std::uint64_t call, std::uint64_t* through);
+  /// complete(call, true) that waits for the members without holding the ring's
+  /// lock, so that the caller's fast path may post and complete meanwhile.
+  Status completeWaiting(std::uint64_t call, const std::atomic<bool>& aborted);
   /// Whether run() takes a staged path (a few KiB: posted, or an eager
   /// broadcast; no mapping).
   bool staged(const OpDesc& op) const;

@@ -125,16 +125,91 @@ bool Mesh::postWaitsLocked(const OpDesc& op) {
   return fewest < c - kSlots;
 }
 
-bool Mesh::postIfFree(const OpDesc& op, Deadline deadline, std::uint64_t* call) {
-  std::lock_guard<std::mutex> lock(postMu_);
+bool Mesh::postIfFree(const OpDesc& op, Deadline deadline, std::uint64_t* call, bool tryLock) {
+  std::unique_lock<std::mutex> lock(postMu_, std::defer_lock);
+  if (tryLock) {
+    if (!lock.try_lock()) return false;
+  } else {
+    lock.lock();
+  }
   if (postWaitsLocked(op)) return false;
   postLocked(op, deadline, call);
   return true;
 }
 
+Status Mesh::awaitFreeSlot(const OpDesc& op, Deadline deadline,
+                           const std::atomic<bool>& aborted) {
+  std::uint64_t c = 0, pending = 0;
+  {
+    std::lock_guard<std::mutex> lock(postMu_);
+    if (!postFailure_.ok()) return postFailure_;
+    if (!postWaitsLocked(op)) return Status::Ok();
+    if (readsPendingOutputLocked(op)) pending = posts_;
+    c = posts_ + 1;
+  }
+  if (pending > 0) return completeWaiting(pending, aborted);
+  const std::uint64_t slotCall = c - kPostSlots;  // the call that last used the slot
+  auto finished = [&](int j) {
+    return region(j).finished.load(std::memory_order_acquire) >= slotCall;
+  };
+  auto all = [&] {
+    for (int j = 0; j < n_; ++j) if (!finished(j)) return false;
+    return true;
+  };
+  Status s = waitFor(op, "a free post slot", deadline, aborted, all, /*posted=*/true,
+                     [&](int j) { return !finished(j); });
+  if (s.ok()) return s;
+  std::lock_guard<std::mutex> lock(postMu_);
+  return failPosted(std::move(s));
+}
+
 Status Mesh::complete(std::uint64_t call, bool wait, const std::atomic<bool>& aborted) {
   std::lock_guard<std::mutex> lock(postMu_);
   return completeLocked(call, wait, aborted);
+}
+
+Status Mesh::tryComplete(std::uint64_t call, std::uint64_t* through) {
+  *through = 0;
+  std::unique_lock<std::mutex> lock(postMu_, std::try_to_lock);
+  if (!lock.owns_lock()) return Status(ErrorCode::kNotReady, "");
+  static const std::atomic<bool> kNotAborted{false};  // it does not wait
+  Status s = completeLocked(call, false, kNotAborted);
+  *through = completedPosts_;
+  return s;
+}
+
+Status Mesh::completeWaiting(std::uint64_t call, const std::atomic<bool>& aborted) {
+  for (;;) {
+    std::uint64_t c = 0;
+    std::size_t i = 0;
+    OpDesc op;
+    Deadline deadline = Deadline::never();
+    {
+      std::lock_guard<std::mutex> lock(postMu_);
+      Status s = completeLocked(call, false, aborted);
+      if (s.code() != ErrorCode::kNotReady) return s;
+      c = completedPosts_ + 1;
+      i = (c - 1) % kPostSlots;
+      op.assign(posted_[i].op);
+      deadline = posted_[i].deadline;
+    }
+    // Without the lock another thread may complete call c (and post into its slot
+    // again): then this rank's finished count shows it.
+    auto posted = [&](int j) {
+      return region(j).post[i].call.load(std::memory_order_acquire) == c;
+    };
+    auto ready = [&] {
+      if (region(me_).finished.load(std::memory_order_acquire) >= c) return true;
+      for (int j = 0; j < n_; ++j) if (!posted(j)) return false;
+      return true;
+    };
+    Status s = waitFor(op, "the members' posted inputs", deadline, aborted, ready,
+                       /*posted=*/true, [&](int j) { return !posted(j); });
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(postMu_);
+      if (completedPosts_ < c) return failPosted(std::move(s));
+    }
+  }
 }
 
 Status Mesh::completeLocked(std::uint64_t call, bool wait, const std::atomic<bool>& aborted) {

@@ -128,6 +128,8 @@ Status streamDescribe(Stream* stream, StreamDescription* description) {
     description->isDefault = s->isDefault();
     description->continueAfterError = s->continueAfterError();
     description->stopped = s->stopped();
+    description->failed = s->failed();
+    s->progress(&description->enqueued, &description->completed);
     return Status::Ok();
   });
 }

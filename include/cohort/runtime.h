@@ -344,6 +344,9 @@ struct StreamDescription {
   bool isDefault = false;
   bool continueAfterError = false;  ///< streamSetFailureMode
   bool stopped = false;             ///< streamStop, until streamAbort
+  bool failed = false;  ///< a task failed (its error not cleared by a synchronize yet)
+  std::uint64_t enqueued = 0;   ///< as streamProgress() reads them, at the same moment
+  std::uint64_t completed = 0;
 };
 /// Describes a stream (null: the current device's default stream).
 Status streamDescribe(Stream* stream, StreamDescription* description);

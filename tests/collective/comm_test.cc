@@ -268,6 +268,85 @@ TEST(CommTest, SmallCallsBehindPostedOnesReadWhatTheCallsBeforeWrote) {
   }
 }
 
+// Small calls whose caller runs far ahead of a late rank: the first ones post
+// from the caller, those beyond the ring (and those reading an output not
+// written yet) wait queued for the stream's task or the caller's next call to
+// post them; a copy queued among them is ordered with them like any task.
+// Every output is checked, with 2 ranks and with 4 (one rank late each).
+TEST(CommTest, SmallCallsFarAheadOfALateRankAllCompleteInOrder) {
+  for (int ranks : {2, 4}) {
+    RankPool& pool = RankPool::shared(ranks);
+    ASSERT_OK(pool.initStatus());
+    static constexpr std::size_t n = 29;
+    static constexpr int kCalls = 40;  // five times the ring
+    for (int round = 0; round < 6; ++round) {
+      std::atomic<bool> othersQueued{false};
+      const int late = round % ranks;
+      EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+        runtime::Stream* s = pool.stream(r);
+        void* in = nullptr;
+        void* out = nullptr;
+        void* copy = nullptr;
+        const std::size_t bytes = (kCalls + 1) * n * 4;
+        if (!runtime::deviceMalloc(&in, bytes).ok() || !runtime::deviceMalloc(&out, bytes).ok() ||
+            !runtime::deviceMalloc(&copy, n * 4).ok()) {
+          return "alloc";
+        }
+        auto* x = static_cast<float*>(in);
+        auto* y = static_cast<float*>(out);
+        for (std::size_t i = 0; i < (kCalls + 1) * n; ++i) {
+          x[i] = static_cast<float>((r + 1) * (i % 5));
+          y[i] = -1;
+        }
+        Status st = runtime::streamSynchronize(s);
+        if (r == late) {
+          while (!othersQueued.load()) std::this_thread::sleep_for(1ms);
+        }
+        Communicator& comm = pool.comm(r);
+        // Call k reads slice k of `in`, or (every third) the output of call k - 1.
+        for (int k = 0; k < kCalls && st.ok(); ++k) {
+          const float* src = k % 3 == 2 ? y + (k - 1) * n : x + k * n;
+          st = comm.allReduce(src, y + k * n, n, DataType::kFloat32, ReduceOp::kSum, s);
+          if (st.ok() && k == kCalls / 2) {  // the copy sees call k's output
+            st = runtime::memcpyAsync(copy, n * 4, y + k * n, n * 4,
+                                      runtime::MemcpyKind::kDeviceToDevice, s);
+          }
+        }
+        if (r != late) othersQueued = true;  // any one of them will do
+        if (st.ok()) st = runtime::streamSynchronize(s);
+        std::string failure;
+        // The ranks' inputs sum to t = ranks (ranks + 1) / 2 times the pattern;
+        // a call reading call k - 1's output multiplies that by the rank count.
+        const float t = static_cast<float>(ranks * (ranks + 1) / 2);
+        for (int k = 0; k < kCalls && st.ok() && failure.empty(); ++k) {
+          const bool chained = k % 3 == 2;
+          const std::size_t from = static_cast<std::size_t>(chained ? k - 1 : k) * n;
+          const float mult = chained ? static_cast<float>(ranks) * t : t;
+          for (std::size_t i = 0; i < n && failure.empty(); ++i) {
+            const float want = mult * static_cast<float>((from + i) % 5);
+            if (y[k * n + i] != want) {
+              failure = fmt::format("{} ranks, round {}, rank {}: call {} element {} = {}, "
+                                    "expected {}", ranks, round, r, k, i, y[k * n + i], want);
+            }
+          }
+        }
+        const float* c = static_cast<const float*>(copy);
+        for (std::size_t i = 0; i < n && st.ok() && failure.empty(); ++i) {
+          if (c[i] != y[(kCalls / 2) * n + i]) {
+            failure = fmt::format("{} ranks, round {}, rank {}: the copy's element {} = {}, the "
+                                  "call's output {}", ranks, round, r, i, c[i],
+                                  y[(kCalls / 2) * n + i]);
+          }
+        }
+        (void)runtime::deviceFree(in);
+        (void)runtime::deviceFree(out);
+        (void)runtime::deviceFree(copy);
+        return st.ok() ? failure : st.toString();
+      }));
+    }
+  }
+}
+
 TEST(CommTest, SplitByColorAndKey) {
   RankPool& pool = RankPool::shared(4);
   ASSERT_OK(pool.initStatus());
