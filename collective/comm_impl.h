@@ -184,8 +184,8 @@ class Communicator::Impl {
     bool lastPlaced = false;      // last.taskIndex is known (not a model's launch)
     runtime::Event* chain = nullptr;
     std::uint64_t tickets = 0;    // calls queued so far
-    // Every task of lastStream not run yet is this communicator's, of calls posted
-    // from the calling thread, the last at `last` (comm_ops.cc, the fast path).
+    // Every task of lastStream not run yet is this communicator's (queued since
+    // a swept call found the stream idle), the last at `last` (comm_ops.cc).
     bool callerChain = false;
   } launch_;
   // The calls queued and not finished, in call order: the running one first,

@@ -160,7 +160,8 @@ Status Mesh::awaitFreeSlot(const OpDesc& op, Deadline deadline,
                      [&](int j) { return !finished(j); });
   if (s.ok()) return s;
   std::lock_guard<std::mutex> lock(postMu_);
-  return failPosted(std::move(s));
+  if (!postFailure_.ok()) return postFailure_;
+  return postWaitsLocked(op) ? failPosted(std::move(s)) : Status::Ok();
 }
 
 Status Mesh::complete(std::uint64_t call, bool wait, const std::atomic<bool>& aborted) {
@@ -207,6 +208,7 @@ Status Mesh::completeWaiting(std::uint64_t call, const std::atomic<bool>& aborte
                        /*posted=*/true, [&](int j) { return !posted(j); });
     if (!s.ok()) {
       std::lock_guard<std::mutex> lock(postMu_);
+      if (!postFailure_.ok()) return postFailure_;
       if (completedPosts_ < c) return failPosted(std::move(s));
     }
   }
