@@ -1,5 +1,6 @@
 // The communicator's state. One per rank; created by comm_init.cc, operations
-// enqueued by comm_ops.cc and run by comm_run.cc on the caller's stream.
+// enqueued by comm_ops.cc (comm_calls.cc: the public calls) and run on the
+// caller's stream by comm_queue.cc and comm_run.cc.
 #pragma once
 
 #include <array>
@@ -189,7 +190,7 @@ class Communicator::Impl {
     bool callerChain = false;
   } launch_;
   // The calls queued and not finished, in call order: the running one first,
-  // then those its task may post ahead of its own completion (comm_run.cc).
+  // then those its task may post ahead of its own completion (comm_queue.cc).
   // Guarded by queuedMu_: the enqueueing thread adds, marks `follows`, and posts
   // and concludes swept calls; the stream workers (one at a time: calls run in
   // order) post, conclude and remove.

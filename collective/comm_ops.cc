@@ -337,7 +337,7 @@ Status Communicator::Impl::launchOp(OpDesc op, runtime::Stream* stream,
       if (sweepTicket_ == ticket) sweepTicket_ = 0;
       if (!swept) --unswept_;
     }
-    --launch_.tickets;  // queued calls' tickets run on without gaps (comm_run.cc)
+    --launch_.tickets;  // queued calls' tickets run on without gaps (comm_queue.cc)
     if (posted) (void)mesh_->complete(call, true, aborted_);  // or the members' rings stop
     history_->finished(historyId, launched);
     return launched;
@@ -389,138 +389,6 @@ Status Communicator::groupEnd() {
     if (p.comm != nullptr) COHORT_RETURN_IF_ERROR(recordError(p.comm->enqueue(std::move(p.op), p.stream)));
   }
   return Status::Ok();
-}
-
-namespace {
-OpDesc make(Coll c, const void* in, void* out, std::size_t count, DataType t,
-            ReduceOp op = ReduceOp::kSum, int root = 0) {
-  OpDesc d;
-  d.coll = c;
-  d.input = in;
-  d.output = out;
-  d.count = count;
-  d.type = t;
-  d.op = op;
-  d.root = root;
-  return d;
-}
-}  // namespace
-
-Status Communicator::allReduce(const void* send, void* recv, std::size_t count, DataType type,
-                               ReduceOp op, runtime::Stream* stream) {
-  return recordError(impl_->enqueue(make(Coll::kAllReduce, send, recv, count, type, op), stream));
-}
-Status Communicator::allGather(const void* send, void* recv, std::size_t count, DataType type,
-                               runtime::Stream* stream) {
-  return recordError(impl_->enqueue(make(Coll::kAllGather, send, recv, count, type), stream));
-}
-Status Communicator::reduceScatter(const void* send, void* recv, std::size_t count,
-                                   DataType type, ReduceOp op, runtime::Stream* stream) {
-  return recordError(impl_->enqueue(make(Coll::kReduceScatter, send, recv, count, type, op), stream));
-}
-Status Communicator::broadcast(void* buffer, std::size_t count, DataType type, int root,
-                               runtime::Stream* stream) {
-  return recordError(impl_->enqueue(
-      make(Coll::kBroadcast, buffer, buffer, count, type, ReduceOp::kSum, root), stream));
-}
-Status Communicator::reduce(const void* send, void* recv, std::size_t count, DataType type,
-                            ReduceOp op, int root, runtime::Stream* stream) {
-  return recordError(impl_->enqueue(make(Coll::kReduce, send, recv, count, type, op, root), stream));
-}
-Status Communicator::gather(const void* send, void* recv, std::size_t count, DataType type,
-                            int root, runtime::Stream* stream) {
-  return recordError(impl_->enqueue(
-      make(Coll::kGather, send, recv, count, type, ReduceOp::kSum, root), stream));
-}
-Status Communicator::scatter(const void* send, void* recv, std::size_t count, DataType type,
-                             int root, runtime::Stream* stream) {
-  return recordError(impl_->enqueue(
-      make(Coll::kScatter, send, recv, count, type, ReduceOp::kSum, root), stream));
-}
-Status Communicator::allToAll(const void* send, void* recv, std::size_t count, DataType type,
-                              runtime::Stream* stream) {
-  return recordError(impl_->enqueue(make(Coll::kAllToAll, send, recv, count, type), stream));
-}
-Status Communicator::barrier(runtime::Stream* stream) {
-  return recordError(impl_->enqueue(make(Coll::kBarrier, nullptr, nullptr, 0, DataType::kInt8), stream));
-}
-
-Status Communicator::allGatherV(const void* send, std::size_t sendCount, void* recv,
-                                const std::vector<std::size_t>& recvCounts,
-                                const std::vector<std::size_t>& displs, DataType type,
-                                runtime::Stream* stream) {
-  if (recvCounts.size() != static_cast<std::size_t>(size()) || displs.size() != recvCounts.size() ||
-      recvCounts[static_cast<std::size_t>(rank())] != sendCount) {
-    return recordError(makeError(ErrorCode::kInvalidArgument,
-                                 "allgatherv: recvCounts/displs need {} entries and "
-                                 "recvCounts[{}] must equal sendCount {}", size(), rank(), sendCount));
-  }
-  OpDesc d = make(Coll::kAllGatherV, send, recv, sendCount, type);
-  d.counts = recvCounts;
-  d.displs = displs;
-  return recordError(impl_->enqueue(std::move(d), stream));
-}
-
-Status Communicator::reduceScatterV(const void* send, const std::vector<std::size_t>& sendCounts,
-                                    const std::vector<std::size_t>& displs, void* recv,
-                                    std::size_t recvCount, DataType type, ReduceOp op,
-                                    runtime::Stream* stream) {
-  if (sendCounts.size() != static_cast<std::size_t>(size()) || displs.size() != sendCounts.size() ||
-      sendCounts[static_cast<std::size_t>(rank())] != recvCount) {
-    return recordError(makeError(ErrorCode::kInvalidArgument,
-                                 "reducescatterv: sendCounts/displs need {} entries and "
-                                 "sendCounts[{}] must equal recvCount {}", size(), rank(), recvCount));
-  }
-  OpDesc d = make(Coll::kReduceScatterV, send, recv, recvCount, type, op);
-  d.counts = sendCounts;
-  d.displs = displs;
-  return recordError(impl_->enqueue(std::move(d), stream));
-}
-
-Status Communicator::allToAllV(const void* send, const std::vector<std::size_t>& sendCounts,
-                               const std::vector<std::size_t>& sendDispls, void* recv,
-                               const std::vector<std::size_t>& recvCounts,
-                               const std::vector<std::size_t>& recvDispls, DataType type,
-                               runtime::Stream* stream) {
-  const auto n = static_cast<std::size_t>(size());
-  if (sendCounts.size() != n || sendDispls.size() != n || recvCounts.size() != n ||
-      recvDispls.size() != n) {
-    return recordError(makeError(ErrorCode::kInvalidArgument,
-                                 "alltoallv: counts and displacements need {} entries each", n));
-  }
-  OpDesc d = make(Coll::kAllToAllV, send, recv, 0, type);
-  d.counts = sendCounts;
-  d.displs = sendDispls;
-  d.counts2 = recvCounts;
-  d.displs2 = recvDispls;
-  return recordError(impl_->enqueue(std::move(d), stream));
-}
-
-Status Communicator::send(const void* buffer, std::size_t count, DataType type, int peer,
-                          runtime::Stream* stream) {
-  return batchSendRecv({SendRecvItem{true, const_cast<void*>(buffer), count, type, peer}}, stream);
-}
-Status Communicator::recv(void* buffer, std::size_t count, DataType type, int peer,
-                          runtime::Stream* stream) {
-  return batchSendRecv({SendRecvItem{false, buffer, count, type, peer}}, stream);
-}
-
-Status Communicator::batchSendRecv(const std::vector<SendRecvItem>& items,
-                                   runtime::Stream* stream) {
-  for (const auto& it : items) {
-    if (it.peer < 0 || it.peer >= size() || it.peer == rank()) {
-      return recordError(makeError(ErrorCode::kInvalidArgument,
-                                   "{}: peer {} is not another rank of this communicator (size {})",
-                                   it.isSend ? "send" : "recv", it.peer, size()));
-    }
-    if (!collective::validType(it.type) || (it.buffer == nullptr && it.count > 0)) {
-      return recordError(makeError(ErrorCode::kInvalidArgument, "{} to/from rank {}: null buffer "
-                                   "or unknown type", it.isSend ? "send" : "recv", it.peer));
-    }
-  }
-  OpDesc d = make(Coll::kSendRecv, nullptr, nullptr, 0, DataType::kInt8);
-  d.items = items;
-  return recordError(impl_->enqueue(std::move(d), stream));
 }
 
 }  // namespace cohort
