@@ -187,7 +187,7 @@ class Communicator::Impl {
     std::uint64_t tickets = 0;    // calls queued so far
     // Every task of lastStream not run yet is this communicator's (queued since
     // a swept call found the stream idle), the last at `last` (comm_ops.cc).
-    bool callerChain = false;
+    bool onlyOurTasks = false;
   } launch_;
   // The calls queued and not finished, in call order: the running one first,
   // then those its task may post ahead of its own completion (comm_queue.cc).
@@ -219,6 +219,8 @@ class Communicator::Impl {
   // each (tickets of queued calls run on without gaps).
   std::uint64_t sweptPosted_ = 0;
   std::uint64_t sweptDone_ = 0;
+  /// The index in queued_ of the call after the one with `ticket` (queuedMu_ held).
+  std::size_t indexAfter(std::uint64_t ticket) const;
   // What the caller concludes of the calls it completed (enqueueing thread only;
   // kept to reuse its memory).
   std::vector<Queued> callerDone_;

@@ -256,7 +256,7 @@ Status Communicator::Impl::launchCaptured(OpDesc op, runtime::LaunchContext& lau
   launch_.lastStream = stream;
   launch_.last = runtime::TaskPlace{device, launch.streamId(), 0};
   launch_.lastPlaced = false;
-  launch_.callerChain = false;
+  launch_.onlyOurTasks = false;
   return Status::Ok();
 }
 
@@ -278,7 +278,7 @@ Status Communicator::Impl::launchOp(OpDesc op, runtime::Stream* stream,
       if (!chained) {
         launch_.lastStream = stream;
         launch_.last = runtime::TaskPlace{};
-        launch_.callerChain = false;
+        launch_.onlyOurTasks = false;
       }
       if (trace::enabled()) {  // the span a stream's worker would have recorded
         trace::complete("collective", q.op.describe(), traceStart,
@@ -354,7 +354,7 @@ Status Communicator::Impl::launchOp(OpDesc op, runtime::Stream* stream,
   }
   // The stream holds only this communicator's tasks: from a call posted on it
   // idle, for as long as each task lands right behind the last.
-  launch_.callerChain = (swept && !chained) || (launch_.callerChain && follows);
+  launch_.onlyOurTasks = (swept && !chained) || (launch_.onlyOurTasks && follows);
   launch_.lastStream = stream;
   launch_.last = place;
   launch_.lastPlaced = true;

@@ -74,7 +74,7 @@ bool Communicator::Impl::sweepable(const Queued& q, runtime::Stream* stream,
   // A failed stream would skip the call's task; a stopped one would hold it.
   if (aborted_.load() || state.failed || state.stopped || !postable(q.op)) return false;
   // On the last call's stream (and not a new one at a destroyed one's address).
-  *chained = launch_.callerChain && stream == launch_.lastStream &&
+  *chained = launch_.onlyOurTasks && stream == launch_.lastStream &&
              state.device == launch_.last.device && state.id == launch_.last.streamId;
   {
     std::lock_guard<std::mutex> lock(queuedMu_);
@@ -103,10 +103,13 @@ std::string Communicator::Impl::sweptChoice(const OpDesc& op) {
   return noteChoice(op, Algo::kMesh, 0);
 }
 
-bool Communicator::Impl::postSweptLocked(bool tryLock) {
+std::size_t Communicator::Impl::indexAfter(std::uint64_t ticket) const {
   const std::uint64_t front = queued_.empty() ? 0 : queued_.front().ticket;
-  for (std::size_t i = sweptPosted_ >= front ? sweptPosted_ + 1 - front : 0; i < queued_.size();
-       ++i) {
+  return ticket >= front ? static_cast<std::size_t>(ticket + 1 - front) : 0;
+}
+
+bool Communicator::Impl::postSweptLocked(bool tryLock) {
+  for (std::size_t i = indexAfter(sweptPosted_); i < queued_.size(); ++i) {
     Queued& e = queued_[i];
     // Not past a call of its own task: what the stream runs before that task
     // (a kernel) may still write its input.
@@ -139,9 +142,7 @@ bool Communicator::Impl::progressFromCaller(Queued& q) {
   std::size_t n = 0;
   {
     std::lock_guard<std::mutex> lock(queuedMu_);
-    const std::uint64_t front = queued_.empty() ? 0 : queued_.front().ticket;
-    for (std::size_t i = sweptDone_ >= front ? sweptDone_ + 1 - front : 0; i < queued_.size();
-         ++i) {
+    for (std::size_t i = indexAfter(sweptDone_); i < queued_.size(); ++i) {
       Queued& e = queued_[i];
       if (!e.posted || e.call > through) break;
       e.done = true;

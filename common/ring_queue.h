@@ -27,6 +27,7 @@ class RingQueue {
   void pop_front() { buf_.pop_front(); }
   void pop_back() { buf_.pop_back(); }
   T& front() { return buf_.front(); }
+  const T& front() const { return buf_.front(); }
   T& back() { return buf_.back(); }
   T& operator[](std::size_t i) { return buf_[i]; }
   const T& operator[](std::size_t i) const { return buf_[i]; }

@@ -253,17 +253,7 @@ Status launchTask(Stream* stream, Kernel kernel, TaskPlace* place, Stream::Work 
     if (!kernel) return Status(ErrorCode::kInvalidArgument, "launchKernel: empty kernel");
     Stream* s = nullptr;
     COHORT_RETURN_IF_ERROR(m.resolveStream(stream, &s));
-    int lane = 0;
-    std::shared_ptr<CaptureState> c = captureActive() ? s->capture(&lane) : nullptr;
-    if (c != nullptr) {  // a launch of the model hands the kernel the stream it runs on
-      ModelTask recorded;
-      recorded.op = ModelTask::Op::kKernel;
-      recorded.kernel = std::move(kernel);
-      recorded.kind = "kernel";
-      c->record(lane, std::move(recorded));
-      if (place != nullptr) *place = TaskPlace{s->device()->id(), s->id(), s->enqueued()};
-      return Status::Ok();
-    }
+    // While the stream captures, the kernel goes into the model (enqueueKernel).
     const std::uint64_t position = s->enqueueKernel(std::move(kernel), "kernel", work);
     if (place != nullptr) *place = TaskPlace{s->device()->id(), s->id(), position};
     return Status::Ok();
