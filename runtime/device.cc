@@ -15,6 +15,7 @@
 #include "common/version.h"
 #include "runtime/host_memory.h"
 #include "runtime/ipc_handle.h"
+#include "runtime/memory_generation.h"
 #include "runtime/node_registry.h"
 #include "runtime/stream_control.h"
 #include "runtime/vmm.h"
@@ -430,6 +431,7 @@ Status DeviceManager::importMapping(const MemHandle& handle, void** ptr) {
   imports_[reinterpret_cast<std::uintptr_t>(user)] =
       Import{mapping, mappingSize, user, static_cast<std::size_t>(h.size)};
   *ptr = user;
+  noteMemoryChange();
   return Status::Ok();
 }
 
@@ -445,6 +447,7 @@ Status DeviceManager::closeMapping(void* ptr) {
     imports_.erase(it);
   }
   munmap(imp.mapping, imp.mappingSize);
+  noteMemoryChange();
   return Status::Ok();
 }
 

@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "runtime/api.h"
+#include "runtime/memory_generation.h"
 
 namespace cohort::runtime {
 
@@ -65,6 +66,7 @@ Status HostMemory::registerRange(void* ptr, std::size_t size, bool mapped, int d
   }
   ranges_[address(ptr)] = Range{size, mapped, device};
   rangeCount_.store(ranges_.size(), std::memory_order_release);
+  noteMemoryChange();
   return Status::Ok();
 }
 
@@ -77,6 +79,7 @@ Status HostMemory::unregisterRange(void* ptr) {
   }
   ranges_.erase(it);
   rangeCount_.store(ranges_.size(), std::memory_order_release);
+  noteMemoryChange();
   return Status::Ok();
 }
 

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include "runtime/api.h"
 #include "runtime/host_memory.h"
 #include "runtime/ipc_handle.h"
+#include "runtime/memory_generation.h"
 #include "runtime/node_registry.h"
 #include "runtime/vmm.h"
 
@@ -243,6 +245,15 @@ Status memsetAsync(void* dst, std::size_t destMax, int value, std::size_t count,
     return Status::Ok();
   });
 }
+
+namespace {
+// Starts at 1: a cache's zeroed entries never match.
+std::atomic<std::uint64_t> gMemoryGeneration{1};
+}  // namespace
+
+void noteMemoryChange() { gMemoryGeneration.fetch_add(1, std::memory_order_acq_rel); }
+
+std::uint64_t memoryGeneration() { return gMemoryGeneration.load(std::memory_order_acquire); }
 
 Status pointerGetAttributes(const void* ptr, PointerAttributes* attributes) {
   return apiCall([&](DeviceManager& m) {

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "runtime/device.h"
+#include "runtime/memory_generation.h"
 
 namespace cohort::runtime {
 
@@ -43,6 +44,7 @@ Status MemoryPool::create(std::string label, std::size_t capacity,
     return systemError(err, "mmap of " + label + "'s memory");
   }
   out->reset(new MemoryPool(std::move(label), fd, static_cast<char*>(base), capacity));
+  noteMemoryChange();
   return Status::Ok();
 }
 
@@ -92,6 +94,7 @@ Status MemoryPool::checkShareable(const char* what) const {
 MemoryPool::~MemoryPool() {
   munmap(base_, capacity_);
   close(fd_);
+  noteMemoryChange();
 }
 
 void MemoryPool::insertFreeLocked(std::size_t offset, std::size_t size) {
@@ -124,6 +127,7 @@ Status MemoryPool::allocate(std::size_t size, void** ptr) {
     peak_ = std::max(peak_, used_);
     freedStarts_.erase(freedStarts_.lower_bound(start), freedStarts_.lower_bound(end));
     *ptr = base_ + start;
+    noteMemoryChange();
     return Status::Ok();
   }
   const std::size_t largest = bySize_.empty() ? 0 : bySize_.rbegin()->first;
@@ -168,6 +172,7 @@ Status MemoryPool::free(void* ptr) {
     }
   }
   insertFreeLocked(start, size);
+  noteMemoryChange();
   return Status::Ok();
 }
 
@@ -180,6 +185,7 @@ void MemoryPool::reset() {
   used_ = 0;
   peak_ = 0;
   insertFreeLocked(0, capacity_);
+  noteMemoryChange();
 }
 
 bool MemoryPool::findAllocation(const void* p, char** base, std::size_t* size) const {

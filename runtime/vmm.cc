@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "runtime/api.h"
+#include "runtime/memory_generation.h"
 #include "runtime/memory_pool.h"
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -96,6 +97,7 @@ Status VirtualMemory::reserve(std::size_t size, std::size_t alignment, void* sta
   std::lock_guard<std::mutex> lock(mu_);
   reservations_[at] = size;
   *va = pointer(at);
+  noteMemoryChange();
   return Status::Ok();
 }
 
@@ -114,6 +116,7 @@ Status VirtualMemory::release(void* va) {
   }
   munmap(va, it->second);
   reservations_.erase(it);
+  noteMemoryChange();
   return Status::Ok();
 }
 
@@ -246,6 +249,7 @@ Status VirtualMemory::mapLocked(void* va, std::size_t size, std::size_t offset,
   }
   mappings_[at] = Mapping{size, mem, offset, access};
   ++mem->mappings;
+  noteMemoryChange();
   return Status::Ok();
 }
 
@@ -299,6 +303,7 @@ void VirtualMemory::unmapLocked(MappingMap::iterator it) {
   --mem->mappings;
   mappings_.erase(it);
   dropIfUnusedLocked(mem);  // a freed allocation goes with its last mapping
+  noteMemoryChange();
 }
 
 Status VirtualMemory::setAccess(void* va, std::size_t size, VmmAccess access) {
@@ -322,6 +327,7 @@ Status VirtualMemory::setAccess(void* va, std::size_t size, VmmAccess access) {
   for (it = first; it != mappings_.end() && it->first < toAddress(va) + size; ++it) {
     it->second.access = access;
   }
+  noteMemoryChange();
   return Status::Ok();
 }
 

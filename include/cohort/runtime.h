@@ -122,6 +122,11 @@ struct PointerAttributes {
 };
 /// Describes any pointer; a pointer the runtime does not know is plain host memory.
 Status pointerGetAttributes(const void* ptr, PointerAttributes* attributes);
+/// A count that moves on after every change to the memory the runtime knows (an
+/// allocation or free, a host registration, a reservation, a mapping or its access,
+/// an import or its close, a device's reset). A check of a pointer (its attributes,
+/// vmmCheckAccess) made after reading one value still holds while this returns it.
+std::uint64_t memoryGeneration();
 
 /// An exported device buffer that another process of this node can map.
 struct MemHandle {

@@ -4,7 +4,9 @@
 // and a repeated call checked again. Ranks as threads.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "collective/expect.h"
 #include "collective/rank_pool.h"
@@ -228,6 +230,83 @@ TEST(CommTest, ARepeatedCallIsCheckedAgainOnceItsBufferOrStreamChanged) {
       out += "\n on the destroyed stream: " + st.toString();
     }
     (void)runtime::deviceFree(buf);
+    return out;
+  }));
+}
+
+// A call's buffers are checked again after any change to the runtime's memory,
+// though the same pointers passed before (the check is remembered between calls):
+// freed memory, a mapping made read-only, host memory registered smaller than the
+// call needs. Each refused call fails on both ranks and queues nothing, and the
+// same call on valid memory works after it.
+TEST(CommTest, ARepeatedCallIsCheckedAgainOnceItsMemoryChanged) {
+  RankPool& pool = RankPool::shared(2);
+  ASSERT_OK(pool.initStatus());
+  constexpr std::size_t count = 1023;
+  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+    Communicator& c = pool.comm(r);
+    runtime::Stream* s = pool.stream(r);
+    std::string out;
+    // Runs the allreduce in place on `buf` and checks every element.
+    auto sum = [&](void* buf, const char* when) {
+      auto* f = static_cast<float*>(buf);
+      for (std::size_t i = 0; i < count; ++i) f[i] = static_cast<float>((r + 1) * (i % 89));
+      Status st = c.allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum, s);
+      if (st.ok()) st = runtime::streamSynchronize(s);
+      if (!st.ok()) {
+        out += std::string("\n ") + when + ": " + st.toString();
+        return;
+      }
+      for (std::size_t i = 0; i < count; ++i) {
+        if (f[i] != static_cast<float>(3 * (i % 89))) {
+          out += std::string("\n ") + when + ": element " + std::to_string(i) + " is " +
+                 std::to_string(f[i]);
+          return;
+        }
+      }
+    };
+    auto refused = [&](void* buf, ErrorCode code, const char* needle, const char* when) {
+      Status st = c.allReduce(buf, buf, count, DataType::kFloat32, ReduceOp::kSum, s);
+      if (st.code() != code || st.message().find(needle) == std::string::npos) {
+        out += std::string("\n ") + when + ": expected '" + needle + "', got " + st.toString();
+      }
+    };
+    // Freed, with nothing allocated there since.
+    void* dev = nullptr;
+    if (!runtime::deviceMalloc(&dev, count * 4).ok()) return "deviceMalloc";
+    sum(dev, "device memory");
+    (void)runtime::deviceFree(dev);
+    refused(dev, ErrorCode::kInvalidPointer, "not in a live allocation", "after its free");
+
+    // A mapping whose access drops to reads, then comes back.
+    int device = -1;
+    (void)runtime::getDevice(&device);
+    const std::size_t g = runtime::vmmGranularity();
+    void* va = nullptr;
+    runtime::PhysicalMemory* mem = nullptr;
+    if (!runtime::vmmReserve(g, 0, nullptr, &va).ok() ||
+        !runtime::vmmCreate(device, g, 0, &mem).ok() || !runtime::vmmMap(va, g, 0, mem).ok()) {
+      return "vmm set-up";
+    }
+    sum(va, "mapped memory");
+    (void)runtime::vmmSetAccess(va, g, runtime::VmmAccess::kRead);
+    refused(va, ErrorCode::kInvalidPointer, "allows read-only access", "read-only mapping");
+    (void)runtime::vmmSetAccess(va, g, runtime::VmmAccess::kReadWrite);
+    sum(va, "the mapping writable again");
+    (void)runtime::vmmUnmap(va);
+    (void)runtime::vmmDestroy(mem);
+    (void)runtime::vmmRelease(va);
+
+    // Plain host memory (page-aligned, as a registration needs), then registered
+    // as a range too small for the call.
+    std::unique_ptr<void, decltype(&std::free)> host(std::aligned_alloc(4096, 4096), &std::free);
+    sum(host.get(), "host memory");
+    if (!runtime::hostRegister(host.get(), 64, false, device).ok()) return "hostRegister";
+    refused(host.get(), ErrorCode::kSizeOverflow, "holds 64 bytes, the operation needs 4092",
+            "registered smaller");
+    (void)runtime::hostUnregister(host.get());
+    sum(host.get(), "host memory unregistered");
+    if (!c.asyncError().ok()) out += "\n asyncError: " + c.asyncError().toString();
     return out;
   }));
 }

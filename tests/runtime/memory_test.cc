@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "cohort/runtime.h"
@@ -176,6 +179,55 @@ TEST_F(MemoryTest, PointerAttributesKnowTheOwner) {
   EXPECT_FALSE(a.isPinnedHost);
   EXPECT_EQ(a.device, -1);
   ASSERT_OK(deviceFree(d));
+}
+
+// Whoever remembers a check of a pointer (the communicator's buffer check) relies
+// on the generation moving after every kind of change that could alter the check.
+TEST_F(MemoryTest, EveryChangeToMemoryMovesTheGeneration) {
+  std::uint64_t last = memoryGeneration();
+  std::vector<std::string> still;
+  auto moved = [&](Status s, const char* what) {
+    ASSERT_OK(s);
+    const std::uint64_t now = memoryGeneration();
+    if (now == last) still.push_back(what);
+    last = now;
+  };
+  void* d = nullptr;
+  moved(deviceMalloc(&d, 4096), "deviceMalloc");
+  PointerAttributes a;
+  ASSERT_OK(pointerGetAttributes(d, &a));  // a look changes nothing
+  EXPECT_EQ(memoryGeneration(), last);
+  MemHandle handle;
+  ASSERT_OK(memExport(d, &handle));
+  void* imported = nullptr;
+  moved(memImport(handle, &imported), "memImport");
+  moved(memClose(imported), "memClose");
+  moved(deviceFree(d), "deviceFree");
+  void* pinned = nullptr;
+  moved(hostMalloc(&pinned, 4096), "hostMalloc");
+  moved(hostFree(pinned), "hostFree");
+  void* managed = nullptr;
+  moved(managedMalloc(&managed, 4096), "managedMalloc");
+  moved(deviceFree(managed), "deviceFree of managed memory");
+  std::unique_ptr<void, decltype(&std::free)> host(std::aligned_alloc(4096, 4096), &std::free);
+  moved(hostRegister(host.get(), 4096, false, 0), "hostRegister");
+  moved(hostUnregister(host.get()), "hostUnregister");
+  const std::size_t g = vmmGranularity();
+  void* va = nullptr;
+  PhysicalMemory* mem = nullptr;
+  moved(vmmReserve(g, 0, nullptr, &va), "vmmReserve");
+  ASSERT_OK(vmmCreate(0, g, 0, &mem));
+  last = memoryGeneration();
+  moved(vmmMap(va, g, 0, mem), "vmmMap");
+  moved(vmmSetAccess(va, g, VmmAccess::kRead), "vmmSetAccess");
+  moved(vmmUnmap(va), "vmmUnmap");
+  ASSERT_OK(vmmDestroy(mem));
+  moved(vmmRelease(va), "vmmRelease");
+  ASSERT_OK(deviceMalloc(&d, 4096));
+  last = memoryGeneration();
+  moved(resetDevice(0), "resetDevice");
+  ASSERT_OK(setDevice(0));
+  EXPECT_TRUE(still.empty()) << "the generation stayed after: " << ::testing::PrintToString(still);
 }
 
 TEST(MemoryNoDeviceTest, AllocationNeedsACurrentDevice) {
