@@ -366,9 +366,19 @@ Status VirtualMemory::checkAccess(const void* p, std::size_t bytes, bool write,
 
 bool VirtualMemory::classify(const void* p, PointerInfo* info) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (mappings_.empty()) return false;
+  if (reservations_.empty()) return false;  // every mapping lies in a reservation
   auto it = mappingAtLocked(p);
-  if (it == mappings_.end()) return false;
+  if (it == mappings_.end()) {
+    // Reserved addresses with nothing mapped there: no memory a copy may touch
+    // (they fault), so no live allocation.
+    auto r = reservations_.upper_bound(toAddress(p));
+    if (r == reservations_.begin() || (--r, toAddress(p) >= r->first + r->second)) return false;
+    info->kind = PointerInfo::Kind::kMapped;
+    info->device = -1;
+    info->live = false;
+    info->label = "reserved addresses with nothing mapped there";
+    return true;
+  }
   // The contiguous run of mappings of the same device around p.
   const int device = it->second.mem->device->id();
   auto first = it;

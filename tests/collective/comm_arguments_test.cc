@@ -236,7 +236,8 @@ TEST(CommTest, ARepeatedCallIsCheckedAgainOnceItsBufferOrStreamChanged) {
 
 // A call's buffers are checked again after any change to the runtime's memory,
 // though the same pointers passed before (the check is remembered between calls):
-// freed memory, a mapping made read-only, host memory registered smaller than the
+// freed memory, a mapping made read-only, then unmapped (its addresses fault),
+// host memory registered smaller than the
 // call needs. Each refused call fails on both ranks and queues nothing, and the
 // same call on valid memory works after it.
 TEST(CommTest, ARepeatedCallIsCheckedAgainOnceItsMemoryChanged) {
@@ -294,6 +295,7 @@ TEST(CommTest, ARepeatedCallIsCheckedAgainOnceItsMemoryChanged) {
     (void)runtime::vmmSetAccess(va, g, runtime::VmmAccess::kReadWrite);
     sum(va, "the mapping writable again");
     (void)runtime::vmmUnmap(va);
+    refused(va, ErrorCode::kInvalidPointer, "not in a live allocation", "after its unmap");
     (void)runtime::vmmDestroy(mem);
     (void)runtime::vmmRelease(va);
 

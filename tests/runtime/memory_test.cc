@@ -230,6 +230,39 @@ TEST_F(MemoryTest, EveryChangeToMemoryMovesTheGeneration) {
   EXPECT_TRUE(still.empty()) << "the generation stayed after: " << ::testing::PrintToString(still);
 }
 
+// Reserved addresses with nothing mapped there fault if touched: copies and sets
+// refuse them (before a mapping and after its unmap), and they are described as
+// device memory outside any live allocation.
+TEST_F(MemoryTest, ReservedAddressesWithNothingMappedAreRefusedNotTouched) {
+  const std::size_t g = vmmGranularity();
+  void* va = nullptr;
+  ASSERT_OK(vmmReserve(g, 0, nullptr, &va));
+  std::vector<char> host(64, 1);
+  char* inside = static_cast<char*>(va) + 128;
+  auto refused = [&](const char* when) {
+    SCOPED_TRACE(when);
+    EXPECT_ERROR(memcpy(inside, 64, host.data(), 64, MemcpyKind::kHostToDevice),
+                 kInvalidPointer, "nothing mapped there");
+    EXPECT_ERROR(memcpy(host.data(), 64, inside, 64, MemcpyKind::kDeviceToHost),
+                 kInvalidPointer, "nothing mapped there");
+    EXPECT_ERROR(memset(inside, 64, 0, 64), kInvalidPointer, "nothing mapped there");
+    PointerAttributes a;
+    ASSERT_OK(pointerGetAttributes(inside, &a));
+    EXPECT_TRUE(a.isDevice && a.isMapped);
+    EXPECT_EQ(a.allocationBase, nullptr);
+  };
+  refused("before a mapping");
+  PhysicalMemory* mem = nullptr;
+  ASSERT_OK(vmmCreate(0, g, 0, &mem));
+  ASSERT_OK(vmmMap(va, g, 0, mem));
+  ASSERT_OK(memcpy(inside, 64, host.data(), 64, MemcpyKind::kHostToDevice));
+  EXPECT_EQ(inside[63], 1);
+  ASSERT_OK(vmmUnmap(va));
+  refused("after the unmap");
+  ASSERT_OK(vmmDestroy(mem));
+  ASSERT_OK(vmmRelease(va));
+}
+
 TEST(MemoryNoDeviceTest, AllocationNeedsACurrentDevice) {
   void* p = nullptr;
   EXPECT_ERROR(deviceMalloc(&p, 64), kInvalidDevice, "setDevice");
