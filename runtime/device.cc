@@ -67,6 +67,7 @@ void CallbackRunner::loop() {
 void Device::setPool(std::unique_ptr<MemoryPool> pool) {
   ownedPool_ = std::move(pool);
   pool_.store(ownedPool_.get(), std::memory_order_release);
+  noteMemoryChange();  // its addresses are device memory from now on
 }
 
 DeviceManager& DeviceManager::get() {

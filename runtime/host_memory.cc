@@ -107,6 +107,7 @@ Status HostMemory::allocateManaged(std::size_t size, void** ptr) {
     if (managed_ == nullptr) {
       COHORT_RETURN_IF_ERROR(MemoryPool::create("managed memory", kManagedCapacity, &managed_));
       managedPool_.store(managed_.get(), std::memory_order_release);
+      noteMemoryChange();  // its addresses are managed memory from now on
     }
     pool = managed_.get();
   }
