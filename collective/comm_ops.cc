@@ -36,7 +36,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
-#include <string_view>
+#include <vector>
 
 #include "cohort/runtime_capture.h"
 #include "collective/comm_impl.h"
@@ -76,15 +76,15 @@ constexpr std::size_t kCheckedBuffers = 8;
 thread_local std::array<CheckedBuffer, kCheckedBuffers> tChecked;
 thread_local std::size_t tCheckedNext = 0;
 
-// A buffer the operation reads or writes must hold `bytes` (when the runtime
-// knows its allocation) and must not be memory of another device.
-Status checkBuffer(const char* role, const void* p, std::size_t bytes, int device,
+// A buffer the operation reads (or, with `writes`, writes) must hold `bytes`
+// (when the runtime knows its allocation) and must not be memory of another
+// device.
+Status checkBuffer(const char* role, const void* p, std::size_t bytes, bool writes, int device,
                    const OpDesc& op) {
   if (bytes == 0) return Status::Ok();
   if (p == nullptr) {
     return makeError(ErrorCode::kInvalidArgument, "{}: {} is null", op.describe(), role);
   }
-  const bool writes = std::string_view(role) != "sendbuf";
   const std::uint64_t generation = runtime::memoryGeneration();  // before the lookups
   for (const CheckedBuffer& c : tChecked) {
     if (c.p == p && c.generation == generation && c.device == device && bytes <= c.bytes &&
@@ -123,6 +123,35 @@ Status checkBuffer(const char* role, const void* p, std::size_t bytes, int devic
   return Status::Ok();
 }
 
+Status checkInput(const char* role, const void* p, std::size_t bytes, int device,
+                  const OpDesc& op) {
+  return checkBuffer(role, p, bytes, /*writes=*/false, device, op);
+}
+Status checkOutput(const char* role, const void* p, std::size_t bytes, int device,
+                   const OpDesc& op) {
+  return checkBuffer(role, p, bytes, /*writes=*/true, device, op);
+}
+
+// The bytes a V call's buffer spans: up to the furthest of displs[j] + counts[j]
+// elements of `elementSize` bytes.
+Status vExtent(const char* role, const std::vector<std::size_t>& counts,
+               const std::vector<std::size_t>& displs, std::size_t elementSize, const OpDesc& op,
+               std::size_t* bytes) {
+  constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
+  std::size_t end = 0;
+  for (std::size_t j = 0; j < counts.size() && j < displs.size(); ++j) {
+    if (counts[j] == 0) continue;
+    if (displs[j] > kMax / elementSize - counts[j]) {
+      return makeError(ErrorCode::kInvalidArgument,
+                       "{}: {} displacement {} + count {} of rank {} overflows", op.describe(),
+                       role, displs[j], counts[j], j);
+    }
+    end = std::max(end, displs[j] + counts[j]);
+  }
+  *bytes = end * elementSize;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status Communicator::Impl::validate(const OpDesc& op,
@@ -153,33 +182,63 @@ Status Communicator::Impl::validate(const OpDesc& op,
   const bool isRoot = rank == op.root;
   switch (op.coll) {
     case Coll::kAllReduce:
-      COHORT_RETURN_IF_ERROR(checkBuffer("sendbuf", op.input, b, device, op));
-      return checkBuffer("recvbuf", op.output, b, device, op);
+      COHORT_RETURN_IF_ERROR(checkInput("sendbuf", op.input, b, device, op));
+      return checkOutput("recvbuf", op.output, b, device, op);
     case Coll::kAllGather:
-      COHORT_RETURN_IF_ERROR(checkBuffer("sendbuf", op.input, b, device, op));
-      return checkBuffer("recvbuf", op.output, b * n, device, op);
+      COHORT_RETURN_IF_ERROR(checkInput("sendbuf", op.input, b, device, op));
+      return checkOutput("recvbuf", op.output, b * n, device, op);
     case Coll::kReduceScatter:
-      COHORT_RETURN_IF_ERROR(checkBuffer("sendbuf", op.input, b * n, device, op));
-      return checkBuffer("recvbuf", op.output, b, device, op);
+      COHORT_RETURN_IF_ERROR(checkInput("sendbuf", op.input, b * n, device, op));
+      return checkOutput("recvbuf", op.output, b, device, op);
     case Coll::kBroadcast:
-      return checkBuffer("buffer", op.output, b, device, op);
+      return checkOutput("buffer", op.output, b, device, op);
     case Coll::kReduce:
-      COHORT_RETURN_IF_ERROR(checkBuffer("sendbuf", op.input, b, device, op));
-      return isRoot ? checkBuffer("recvbuf", op.output, b, device, op) : Status::Ok();
+      COHORT_RETURN_IF_ERROR(checkInput("sendbuf", op.input, b, device, op));
+      return isRoot ? checkOutput("recvbuf", op.output, b, device, op) : Status::Ok();
     case Coll::kGather:
-      COHORT_RETURN_IF_ERROR(checkBuffer("sendbuf", op.input, b, device, op));
-      return isRoot ? checkBuffer("recvbuf", op.output, b * n, device, op) : Status::Ok();
+      COHORT_RETURN_IF_ERROR(checkInput("sendbuf", op.input, b, device, op));
+      return isRoot ? checkOutput("recvbuf", op.output, b * n, device, op) : Status::Ok();
     case Coll::kScatter:
-      COHORT_RETURN_IF_ERROR(isRoot ? checkBuffer("sendbuf", op.input, b * n, device, op)
+      COHORT_RETURN_IF_ERROR(isRoot ? checkInput("sendbuf", op.input, b * n, device, op)
                                     : Status::Ok());
-      return checkBuffer("recvbuf", op.output, b, device, op);
+      return checkOutput("recvbuf", op.output, b, device, op);
     case Coll::kAllToAll:
       if (op.input == op.output && b > 0) {
         return makeError(ErrorCode::kInvalidArgument, "{}: in-place alltoall is not supported "
                          "(sendbuf == recvbuf)", op.describe());
       }
-      COHORT_RETURN_IF_ERROR(checkBuffer("sendbuf", op.input, b * n, device, op));
-      return checkBuffer("recvbuf", op.output, b * n, device, op);
+      COHORT_RETURN_IF_ERROR(checkInput("sendbuf", op.input, b * n, device, op));
+      return checkOutput("recvbuf", op.output, b * n, device, op);
+    case Coll::kAllGatherV: {
+      std::size_t recv = 0;
+      COHORT_RETURN_IF_ERROR(vExtent("recvbuf", op.counts, op.displs, e, op, &recv));
+      COHORT_RETURN_IF_ERROR(checkInput("sendbuf", op.input, b, device, op));
+      return checkOutput("recvbuf", op.output, recv, device, op);
+    }
+    case Coll::kReduceScatterV: {
+      std::size_t send = 0;
+      COHORT_RETURN_IF_ERROR(vExtent("sendbuf", op.counts, op.displs, e, op, &send));
+      COHORT_RETURN_IF_ERROR(checkInput("sendbuf", op.input, send, device, op));
+      return checkOutput("recvbuf", op.output, b, device, op);
+    }
+    case Coll::kAllToAllV: {
+      std::size_t send = 0, recv = 0;
+      COHORT_RETURN_IF_ERROR(vExtent("sendbuf", op.counts, op.displs, e, op, &send));
+      COHORT_RETURN_IF_ERROR(vExtent("recvbuf", op.counts2, op.displs2, e, op, &recv));
+      COHORT_RETURN_IF_ERROR(checkInput("sendbuf", op.input, send, device, op));
+      return checkOutput("recvbuf", op.output, recv, device, op);
+    }
+    case Coll::kSendRecv:
+      for (const SendRecvItem& it : op.items) {
+        if (it.count > std::numeric_limits<std::size_t>::max() / dataTypeSize(it.type)) {
+          return makeError(ErrorCode::kInvalidArgument, "{}: count {} overflows", op.describe(),
+                           it.count);
+        }
+        const std::size_t bytes = it.count * dataTypeSize(it.type);
+        COHORT_RETURN_IF_ERROR(it.isSend ? checkInput("send buffer", it.buffer, bytes, device, op)
+                                         : checkOutput("recv buffer", it.buffer, bytes, device, op));
+      }
+      return Status::Ok();
     default:
       return Status::Ok();
   }

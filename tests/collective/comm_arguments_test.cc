@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include "collective/expect.h"
 #include "collective/rank_pool.h"
@@ -174,6 +176,65 @@ TEST(CommTest, BadArgumentsAreRejectedBeforeAnythingIsQueued) {
     (void)runtime::deviceFree(small);
     (void)runtime::deviceFree(other);
     (void)runtime::streamDestroy(foreign);
+    // Nothing was queued: the stream is clean and the communicator still works.
+    Status st = runtime::streamSynchronize(s);
+    if (!st.ok()) out += "\n stream: " + st.toString();
+    if (!c.asyncError().ok()) out += "\n asyncError: " + c.asyncError().toString();
+    return out;
+  }));
+}
+
+// The V calls and send/recv check their buffers as the others do: the extent a
+// V call's counts and displacements reach, freed memory, another device's
+// memory, a send or receive buffer too small. Nothing is queued.
+TEST(CommTest, VCallsAndSendRecvCheckTheirBuffers) {
+  RankPool& pool = RankPool::shared(2);
+  ASSERT_OK(pool.initStatus());
+  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+    if (r != 0) return "";
+    Communicator& c = pool.comm(0);
+    runtime::Stream* s = pool.stream(0);
+    void *small = nullptr, *big = nullptr, *freed = nullptr, *other = nullptr;
+    (void)runtime::deviceMalloc(&small, 64);
+    (void)runtime::deviceMalloc(&big, 4096);
+    (void)runtime::deviceMalloc(&freed, 4096);
+    (void)runtime::deviceFree(freed);
+    std::thread([&] {
+      (void)runtime::setDevice(3);
+      (void)runtime::deviceMalloc(&other, 4096);
+    }).join();
+    std::string out;
+    auto expect = [&](Status st, ErrorCode code, const char* needle) {
+      if (st.code() != code || st.message().find(needle) == std::string::npos) {
+        out += std::string("\n expected '") + needle + "', got " + st.toString();
+      }
+    };
+    const std::vector<std::size_t> four{4, 4};
+    // Rank 1's 4 floats land at element 60: 256 bytes of recvbuf.
+    expect(c.allGatherV(big, 4, small, four, {0, 60}, DataType::kFloat32, s),
+           ErrorCode::kSizeOverflow, "recvbuf");
+    expect(c.allGatherV(big, 4, small, four, {0, 60}, DataType::kFloat32, s),
+           ErrorCode::kSizeOverflow, "holds 64 bytes, the operation needs 256");
+    expect(c.allGatherV(freed, 4, big, four, {0, 4}, DataType::kFloat32, s),
+           ErrorCode::kInvalidPointer, "sendbuf");
+    expect(c.reduceScatterV(other, four, {0, 4}, big, 4, DataType::kFloat32, ReduceOp::kSum, s),
+           ErrorCode::kInvalidArgument, "memory of device 3");
+    expect(c.reduceScatterV(small, four, {0, 16}, big, 4, DataType::kFloat32, ReduceOp::kSum, s),
+           ErrorCode::kSizeOverflow, "the operation needs 80");
+    expect(c.allToAllV(big, four, {0, 4}, freed, four, {0, 4}, DataType::kFloat32, s),
+           ErrorCode::kInvalidPointer, "not in a live allocation");
+    expect(c.allToAllV(big, four, {0, ~std::size_t(0) - 2}, big, four, {0, 4},
+                       DataType::kFloat32, s),
+           ErrorCode::kInvalidArgument, "overflows");
+    expect(c.send(freed, 4, DataType::kInt32, 1, s), ErrorCode::kInvalidPointer,
+           "send buffer");
+    expect(c.recv(small, 17, DataType::kInt32, 1, s), ErrorCode::kSizeOverflow,
+           "holds 64 bytes, the operation needs 68");
+    expect(c.recv(other, 4, DataType::kInt32, 1, s), ErrorCode::kInvalidArgument,
+           "memory of device 3");
+    (void)runtime::deviceFree(small);
+    (void)runtime::deviceFree(big);
+    (void)runtime::deviceFree(other);
     // Nothing was queued: the stream is clean and the communicator still works.
     Status st = runtime::streamSynchronize(s);
     if (!st.ok()) out += "\n stream: " + st.toString();
