@@ -19,6 +19,33 @@ namespace {
 
 #define EXPECT_ALL_OK(results) EXPECT_TRUE(joinFailures(results).empty()) << joinFailures(results)
 
+// Memory of device 3 (no rank's device here), allocated from a thread of its own.
+void* otherDeviceMemory(std::size_t bytes) {
+  void* p = nullptr;
+  std::thread([&] {
+    (void)runtime::setDevice(3);
+    (void)runtime::deviceMalloc(&p, bytes);
+  }).join();
+  return p;
+}
+
+// Notes in `out` a status that lacks `code` or does not name `needle`.
+void expectError(std::string* out, const Status& st, ErrorCode code, const char* needle) {
+  if (st.code() != code || st.message().find(needle) == std::string::npos) {
+    *out += std::string("\n expected '") + needle + "', got " + st.toString();
+  }
+}
+
+// After calls refused before anything was queued: the stream is clean and the
+// communicator has no asynchronous error ("" if so).
+std::string leftClean(Communicator& c, runtime::Stream* s) {
+  std::string out;
+  Status st = runtime::streamSynchronize(s);
+  if (!st.ok()) out += "\n stream: " + st.toString();
+  if (!c.asyncError().ok()) out += "\n asyncError: " + c.asyncError().toString();
+  return out;
+}
+
 // Mismatched arguments fail on every rank with the parameter and both values,
 // and no buffer is written past its end.
 TEST(CommTest, MismatchedCountsAndTypesAreDetectedOnBothRanks) {
@@ -148,9 +175,7 @@ TEST(CommTest, BadArgumentsAreRejectedBeforeAnythingIsQueued) {
     (void)runtime::deviceMalloc(&small, 64);
     std::string out;
     auto expect = [&](Status st, ErrorCode code, const char* needle) {
-      if (st.code() != code || st.message().find(needle) == std::string::npos) {
-        out += std::string("\n expected '") + needle + "', got " + st.toString();
-      }
+      expectError(&out, st, code, needle);
     };
     expect(c.allReduce(nullptr, small, 4, DataType::kFloat32, ReduceOp::kSum, s), ErrorCode::kInvalidArgument, "sendbuf is null");
     expect(c.allReduce(small, small, 100, DataType::kFloat32, ReduceOp::kSum, s), ErrorCode::kSizeOverflow, "holds 64 bytes, the operation needs 400");
@@ -167,20 +192,12 @@ TEST(CommTest, BadArgumentsAreRejectedBeforeAnythingIsQueued) {
       (void)runtime::streamCreate(&foreign);
     }).join();
     expect(c.allReduce(small, small, 4, DataType::kFloat32, ReduceOp::kSum, foreign), ErrorCode::kInvalidArgument, "stream belongs to device 3");
-    void* other = nullptr;
-    std::thread([&] {
-      (void)runtime::setDevice(3);
-      (void)runtime::deviceMalloc(&other, 64);
-    }).join();
+    void* other = otherDeviceMemory(64);
     expect(c.allReduce(other, small, 4, DataType::kFloat32, ReduceOp::kSum, s), ErrorCode::kInvalidArgument, "memory of device 3");
     (void)runtime::deviceFree(small);
     (void)runtime::deviceFree(other);
     (void)runtime::streamDestroy(foreign);
-    // Nothing was queued: the stream is clean and the communicator still works.
-    Status st = runtime::streamSynchronize(s);
-    if (!st.ok()) out += "\n stream: " + st.toString();
-    if (!c.asyncError().ok()) out += "\n asyncError: " + c.asyncError().toString();
-    return out;
+    return out + leftClean(c, s);  // nothing was queued
   }));
 }
 
@@ -194,20 +211,15 @@ TEST(CommTest, VCallsAndSendRecvCheckTheirBuffers) {
     if (r != 0) return "";
     Communicator& c = pool.comm(0);
     runtime::Stream* s = pool.stream(0);
-    void *small = nullptr, *big = nullptr, *freed = nullptr, *other = nullptr;
+    void *small = nullptr, *big = nullptr, *freed = nullptr;
     (void)runtime::deviceMalloc(&small, 64);
     (void)runtime::deviceMalloc(&big, 4096);
     (void)runtime::deviceMalloc(&freed, 4096);
     (void)runtime::deviceFree(freed);
-    std::thread([&] {
-      (void)runtime::setDevice(3);
-      (void)runtime::deviceMalloc(&other, 4096);
-    }).join();
+    void* other = otherDeviceMemory(4096);
     std::string out;
     auto expect = [&](Status st, ErrorCode code, const char* needle) {
-      if (st.code() != code || st.message().find(needle) == std::string::npos) {
-        out += std::string("\n expected '") + needle + "', got " + st.toString();
-      }
+      expectError(&out, st, code, needle);
     };
     const std::vector<std::size_t> four{4, 4};
     // Rank 1's 4 floats land at element 60: 256 bytes of recvbuf.
@@ -235,11 +247,7 @@ TEST(CommTest, VCallsAndSendRecvCheckTheirBuffers) {
     (void)runtime::deviceFree(small);
     (void)runtime::deviceFree(big);
     (void)runtime::deviceFree(other);
-    // Nothing was queued: the stream is clean and the communicator still works.
-    Status st = runtime::streamSynchronize(s);
-    if (!st.ok()) out += "\n stream: " + st.toString();
-    if (!c.asyncError().ok()) out += "\n asyncError: " + c.asyncError().toString();
-    return out;
+    return out + leftClean(c, s);  // nothing was queued
   }));
 }
 
