@@ -25,6 +25,20 @@ OpDesc make(Coll c, const void* in, void* out, std::size_t count, DataType t,
   d.root = root;
   return d;
 }
+
+// A V call's shape: a count and a displacement per rank, and this rank's count
+// the one it passes as `ownName`.
+Status checkVShape(const char* call, const char* countsName,
+                   const std::vector<std::size_t>& counts, const std::vector<std::size_t>& displs,
+                   int size, int rank, const char* ownName, std::size_t own) {
+  if (counts.size() == static_cast<std::size_t>(size) && displs.size() == counts.size() &&
+      counts[static_cast<std::size_t>(rank)] == own) {
+    return Status::Ok();
+  }
+  return makeError(ErrorCode::kInvalidArgument,
+                   "{}: {}/displs need {} entries and {}[{}] must equal {} {}", call, countsName,
+                   size, countsName, rank, ownName, own);
+}
 }  // namespace
 
 Status Communicator::allReduce(const void* send, void* recv, std::size_t count, DataType type,
@@ -70,12 +84,8 @@ Status Communicator::allGatherV(const void* send, std::size_t sendCount, void* r
                                 const std::vector<std::size_t>& recvCounts,
                                 const std::vector<std::size_t>& displs, DataType type,
                                 runtime::Stream* stream) {
-  if (recvCounts.size() != static_cast<std::size_t>(size()) || displs.size() != recvCounts.size() ||
-      recvCounts[static_cast<std::size_t>(rank())] != sendCount) {
-    return recordError(makeError(ErrorCode::kInvalidArgument,
-                                 "allgatherv: recvCounts/displs need {} entries and "
-                                 "recvCounts[{}] must equal sendCount {}", size(), rank(), sendCount));
-  }
+  COHORT_RETURN_IF_ERROR(recordError(checkVShape("allgatherv", "recvCounts", recvCounts, displs,
+                                                 size(), rank(), "sendCount", sendCount)));
   OpDesc d = make(Coll::kAllGatherV, send, recv, sendCount, type);
   d.counts = recvCounts;
   d.displs = displs;
@@ -86,12 +96,8 @@ Status Communicator::reduceScatterV(const void* send, const std::vector<std::siz
                                     const std::vector<std::size_t>& displs, void* recv,
                                     std::size_t recvCount, DataType type, ReduceOp op,
                                     runtime::Stream* stream) {
-  if (sendCounts.size() != static_cast<std::size_t>(size()) || displs.size() != sendCounts.size() ||
-      sendCounts[static_cast<std::size_t>(rank())] != recvCount) {
-    return recordError(makeError(ErrorCode::kInvalidArgument,
-                                 "reducescatterv: sendCounts/displs need {} entries and "
-                                 "sendCounts[{}] must equal recvCount {}", size(), rank(), recvCount));
-  }
+  COHORT_RETURN_IF_ERROR(recordError(checkVShape("reducescatterv", "sendCounts", sendCounts,
+                                                 displs, size(), rank(), "recvCount", recvCount)));
   OpDesc d = make(Coll::kReduceScatterV, send, recv, recvCount, type, op);
   d.counts = sendCounts;
   d.displs = displs;
