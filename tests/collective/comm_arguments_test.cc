@@ -251,6 +251,34 @@ TEST(CommTest, VCallsAndSendRecvCheckTheirBuffers) {
   }));
 }
 
+// A V call whose counts or displacements are not one per rank, or whose own
+// count is not the one it passes, is refused naming both; nothing is queued.
+TEST(CommTest, VCallsOfTheWrongShapeAreRefused) {
+  RankPool& pool = RankPool::shared(2);
+  ASSERT_OK(pool.initStatus());
+  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+    if (r != 0) return "";
+    Communicator& c = pool.comm(0);
+    runtime::Stream* s = pool.stream(0);
+    void* buf = nullptr;
+    (void)runtime::deviceMalloc(&buf, 4096);
+    std::string out;
+    auto expect = [&](Status st, const char* needle) {
+      expectError(&out, st, ErrorCode::kInvalidArgument, needle);
+    };
+    expect(c.allGatherV(buf, 4, buf, {4}, {0}, DataType::kFloat32, s),
+           "allgatherv: recvCounts/displs need 2 entries");
+    expect(c.allGatherV(buf, 4, buf, {3, 4}, {0, 4}, DataType::kFloat32, s),
+           "recvCounts[0] must equal sendCount 4");
+    expect(c.reduceScatterV(buf, {4, 4}, {0}, buf, 4, DataType::kFloat32, ReduceOp::kSum, s),
+           "reducescatterv: sendCounts/displs need 2 entries");
+    expect(c.reduceScatterV(buf, {4, 4}, {0, 4}, buf, 5, DataType::kFloat32, ReduceOp::kSum, s),
+           "sendCounts[0] must equal recvCount 5");
+    (void)runtime::deviceFree(buf);
+    return out + leftClean(c, s);  // nothing was queued
+  }));
+}
+
 // Every call is checked, a repeated one too: after a free and a smaller
 // allocation at the same address, or after its stream was destroyed, the same
 // call fails on both ranks.
