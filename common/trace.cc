@@ -37,6 +37,7 @@ struct Event {
   std::string args;
   char phase = 'X';      // X complete, i instant, b / e asynchronous begin / end
   std::uint64_t id = 0;  // of an asynchronous span
+  int track = 0;         // the track's thread id (0: the recording thread's)
 };
 
 // One per thread that recorded something; owned by the registry so events of
@@ -61,6 +62,8 @@ struct Registry {
 
 // The track name given before this thread had a log (while tracing was off).
 thread_local std::string tPendingName;
+// The track this thread records on (0: its own): TrackScope.
+thread_local int tTrack = 0;
 
 Registry& registry() {
   static Registry* r = new Registry;  // never destroyed: threads may outlive statics
@@ -81,6 +84,7 @@ ThreadLog& mine() {
 }
 
 void record(Event event) {
+  event.track = tTrack;
   ThreadLog& t = mine();
   std::lock_guard<std::mutex> lock(t.mu);
   t.events.push_back(std::move(event));
@@ -111,22 +115,23 @@ bool writeLocked(const Registry& r, std::string* error) {
     }
     for (const Event& e : t->events) {
       if (r.session && r.keep && !r.keep(e.cat)) continue;
+      const int tid = e.track != 0 ? e.track : t->tid;
       if (e.phase == 'X') {
         std::fprintf(f,
                      ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,"
                      "\"ts\":%.3f,\"dur\":%.3f,\"args\":{%s}}",
-                     e.cat, escape(e.name).c_str(), pid, t->tid, e.start, e.dur, e.args.c_str());
+                     e.cat, escape(e.name).c_str(), pid, tid, e.start, e.dur, e.args.c_str());
       } else if (e.phase == 'i') {
         std::fprintf(f,
                      ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,"
                      "\"tid\":%d,\"ts\":%.3f,\"args\":{%s}}",
-                     e.cat, escape(e.name).c_str(), pid, t->tid, e.start, e.args.c_str());
+                     e.cat, escape(e.name).c_str(), pid, tid, e.start, e.args.c_str());
       } else {
         std::fprintf(f,
                      ",\n{\"ph\":\"%c\",\"cat\":\"%s\",\"name\":\"%s\",\"id\":\"0x%llx\","
                      "\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{%s}}",
                      e.phase, e.cat, escape(e.name).c_str(),
-                     static_cast<unsigned long long>(e.id), pid, t->tid, e.start,
+                     static_cast<unsigned long long>(e.id), pid, tid, e.start,
                      e.args.c_str());
       }
     }
@@ -256,6 +261,9 @@ bool sessionRunning() {
   std::lock_guard<std::mutex> lock(r.mu);
   return r.session;
 }
+
+TrackScope::TrackScope(int tid) : outer_(tTrack) { tTrack = tid; }
+TrackScope::~TrackScope() { tTrack = outer_; }
 
 void Span::arg(const char* key, const std::string& value) {
   if (!on_) return;

@@ -68,6 +68,20 @@ bool stopSession(std::string* error = nullptr);
 /// Whether a session started by startSession is recording.
 bool sessionRunning();
 
+/// While it lives, this thread's events go on the track of thread `tid` (a
+/// Linux thread id; 0: its own): a thread that does another's work (a
+/// synchronize running a stream's tasks) shows it where that work belongs.
+class TrackScope {
+ public:
+  explicit TrackScope(int tid);
+  ~TrackScope();
+  TrackScope(const TrackScope&) = delete;
+  TrackScope& operator=(const TrackScope&) = delete;
+
+ private:
+  int outer_;
+};
+
 /// A span from construction to destruction (nothing when tracing is off).
 class Span {
  public:
