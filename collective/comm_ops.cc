@@ -28,8 +28,12 @@
 // before it on that stream but those tasks), so posting it later reads what
 // posting it at once would have. With two ranks calling in step, each caller
 // finishes the other's last call at its next one and the stream's worker,
-// which shares its processor, hardly runs. Locks the caller takes are never
-// held across a wait for a peer (the mesh's ring lock is only tried).
+// which shares its processor, hardly runs. A call's task is a host kernel, so
+// a synchronize of the stream (which may wait for peers: that is its purpose)
+// runs the tasks the worker has not taken yet on its own thread
+// (runtime/stream.h) instead of waiting for the worker to be scheduled. Locks
+// the caller takes are never held across a wait for a peer (the mesh's ring
+// lock is only tried).
 #include <fmt/format.h>
 
 #include <algorithm>

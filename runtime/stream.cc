@@ -265,75 +265,138 @@ Status Stream::progressTo(std::uint64_t target) const {
   return lazyDone(target);
 }
 
+namespace {
+// The stream whose task this thread runs now (null: none), on its worker or helping.
+thread_local const Stream* tRunning = nullptr;
+}  // namespace
+
+bool Stream::onWorker() const { return tRunning == this; }
+
+bool Stream::takeLocked(Task* task, std::uint64_t* number) {
+  if (busy_.load(std::memory_order_relaxed) || queue_.empty() ||
+      paused_.load(std::memory_order_acquire)) {
+    return false;
+  }
+  *task = std::move(queue_.front());
+  queue_.pop_front();
+  running_.waitOn = task->waitOn;
+  running_.waitGeneration = task->waitGeneration;
+  running_.work = task->work;
+  busy_.store(true, std::memory_order_relaxed);
+  *number = taken_.load(std::memory_order_relaxed) + 1;
+  taken_.store(*number, std::memory_order_release);
+  return true;
+}
+
 void Stream::workerLoop() {
+  workerTid_.store(static_cast<int>(currentThreadId()), std::memory_order_relaxed);
   setCurrentDeviceId(device_->id());
   log::setThreadDevice(device_->id());
   trace::nameThread(name());
   nameThisThread(fmt::format("cohort d{} s{}", device_->id(), id_));
-  std::uint64_t taken = 0;
   const WaitPolicy idle = WaitPolicy::idleFromConfig();
   for (;;) {
     workWord_.waitUntil(
         [&] {
-          return (enqueued_.load(std::memory_order_acquire) > taken &&
+          return (enqueued_.load(std::memory_order_acquire) >
+                      taken_.load(std::memory_order_acquire) &&
+                  !busy_.load(std::memory_order_acquire) &&
                   !paused_.load(std::memory_order_acquire)) ||
-                 stopping_.load(std::memory_order_acquire);
+                 (stopping_.load(std::memory_order_acquire) &&
+                  !busy_.load(std::memory_order_acquire));
         },
         Deadline::never(), idle);
-    if (enqueued_.load(std::memory_order_acquire) == taken) return;  // stopping, drained
     Task task;
+    std::uint64_t number = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      task = std::move(queue_.front());
-      queue_.pop_front();
-      running_.waitOn = task.waitOn;
-      running_.waitGeneration = task.waitGeneration;
-      running_.work = task.work;
-    }
-    ++taken;
-    // Tasks abort() dropped do not run, except records: their events must complete.
-    const bool dropped = taken <= dropThrough_.load(std::memory_order_acquire);
-    // A stream destroyed by force runs nothing after a failure, whatever its mode.
-    const bool runs =
-        !dropped &&
-        (!failed() || (continueAfterError_.load(std::memory_order_relaxed) && !retiring()));
-    runningOnlyAfterError_ = !runs;
-    if (task.runAfterError || runs) {
-      trace::Span span("stream", task.waitOn ? "event wait" : "task");
-      Status status;
-      try {
-        if (task.kernel) {
-          // Waits of this process that lose their processor to it keep yielding.
-          ComputeScope computing;
-          status = task.kernel(this);
-        } else {
-          status = task.fn();
+      if (!takeLocked(&task, &number)) {
+        // Stopping, drained (a helping thread has completed what it took).
+        if (stopping_.load(std::memory_order_acquire) && queue_.empty() &&
+            !busy_.load(std::memory_order_relaxed)) {
+          return;
         }
-      } catch (const std::exception& e) {
-        status = makeError(ErrorCode::kTaskFailed, "a task on {} threw: {}", name(), e.what());
-      } catch (...) {
-        status = makeError(ErrorCode::kTaskFailed, "a task on {} threw a non-standard exception",
-                           name());
-      }
-      if (!status.ok()) {
-        reportTaskFailure(*this, taken - 1, task.launcher, status);
-        fail(std::move(status));
+        continue;  // a helping thread runs one, or took the last
       }
     }
-    const bool taskFailed = failed();
-    task.fn = nullptr;  // release captures before reporting completion
-    task.kernel = nullptr;
-    if (task.waitOn) task.waitOn->removeListener(this);  // run or skipped alike
-    if (task.wakeOn) task.wakeOn->removeListener(this);
-    task.wakeOn.reset();
-    task.waitOn.reset();
+    runTaken(task, number);
+  }
+}
+
+void Stream::runTaken(Task& task, std::uint64_t number) {
+  const Stream* const outer = tRunning;
+  tRunning = this;
+  // Tasks abort() dropped do not run, except records: their events must complete.
+  const bool dropped = number <= dropThrough_.load(std::memory_order_acquire);
+  // A stream destroyed by force runs nothing after a failure, whatever its mode.
+  const bool runs =
+      !dropped &&
+      (!failed() || (continueAfterError_.load(std::memory_order_relaxed) && !retiring()));
+  runningOnlyAfterError_ = !runs;
+  if (task.runAfterError || runs) {
+    trace::Span span("stream", task.waitOn ? "event wait" : "task");
+    Status status;
+    try {
+      if (task.kernel) {
+        // Waits of this process that lose their processor to it keep yielding.
+        ComputeScope computing;
+        status = task.kernel(this);
+      } else {
+        status = task.fn();
+      }
+    } catch (const std::exception& e) {
+      status = makeError(ErrorCode::kTaskFailed, "a task on {} threw: {}", name(), e.what());
+    } catch (...) {
+      status = makeError(ErrorCode::kTaskFailed, "a task on {} threw a non-standard exception",
+                         name());
+    }
+    if (!status.ok()) {
+      reportTaskFailure(*this, number - 1, task.launcher, status);
+      fail(std::move(status));
+    }
+  }
+  tRunning = outer;
+  const bool taskFailed = failed();
+  task.fn = nullptr;  // release captures before reporting completion
+  task.kernel = nullptr;
+  if (task.waitOn) task.waitOn->removeListener(this);  // run or skipped alike
+  if (task.wakeOn) task.wakeOn->removeListener(this);
+  task.wakeOn.reset();
+  task.waitOn.reset();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_.waitOn.reset();
+    busy_.store(false, std::memory_order_relaxed);
+    completed_.store(number, std::memory_order_seq_cst);  // before taskDone's look at wakeAt_
+  }
+  taskDone(number, taskFailed);
+}
+
+void Stream::help(std::uint64_t target) {
+  const int device = currentDeviceId();
+  bool switched = false;
+  // On the timeline the tasks stay on the stream's track.
+  const trace::TrackScope track(workerTid_.load(std::memory_order_relaxed));
+  for (;;) {
+    Task task;
+    std::uint64_t number = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      running_.waitOn.reset();
-      completed_.store(taken, std::memory_order_seq_cst);  // before taskDone's look at wakeAt_
+      if (taken_.load(std::memory_order_relaxed) >= target || queue_.empty()) break;
+      // Only host kernels: an event wait, a callback or a model's lane keeps the
+      // worker's (they may need a thread of their own, or wait on other streams).
+      const Task& front = queue_.front();
+      if (!front.kernel || front.work != Work::kHost || front.waitOn || front.wakeOn) break;
+      if (!takeLocked(&task, &number)) break;
     }
-    taskDone(taken, taskFailed);
+    if (!switched && device != device_->id()) {
+      setCurrentDeviceId(device_->id());  // as on the worker
+      switched = true;
+    }
+    runTaken(task, number);
+    workWord_.notifyIfSleeping();  // the worker waits for the busy flag to clear
   }
+  if (switched) setCurrentDeviceId(device);
 }
 
 Stream::DoneWaiter::DoneWaiter(Stream& s, std::uint64_t target) : s_(s) {
@@ -385,6 +448,7 @@ Status Stream::synchronize(Deadline deadline) {
   COHORT_RETURN_IF_ERROR(refuseIfCapturing("was synchronized"));
   const std::uint64_t target = enqueued_.load(std::memory_order_acquire);
   const std::uint64_t interruptions = this->interruptions();
+  if (deadline.isNever()) help(target);
   const DoneWaiter waiter(*this, target);
   Status result;
   const bool done = doneWord_.waitUntil(

@@ -1,4 +1,5 @@
-// A stream: an in-order task queue run by its own worker thread.
+// A stream: an in-order task queue run by its own worker thread, and by a thread
+// that synchronizes it (see synchronize()).
 #pragma once
 
 #include <atomic>
@@ -19,7 +20,9 @@ namespace cohort::runtime {
 class Device;
 
 /// Thread-safe: any thread may enqueue, query or synchronize. Owned by the
-/// DeviceManager's stream registry; the destructor drains the queue.
+/// DeviceManager's stream registry; the destructor drains the queue. Its tasks
+/// run one at a time in queueing order, each on the worker or on a thread that
+/// synchronizes the stream (host kernels only: synchronize()).
 class Stream {
  public:
   Stream(Device* device, int id, bool isDefault);
@@ -69,7 +72,7 @@ class Stream {
   bool continueAfterError() const { return continueAfterError_.load(std::memory_order_relaxed); }
   /// From a task that runs after errors (runAfterError): whether it runs only for
   /// that reason, the stream having failed (and not continuing after errors) or
-  /// abort() having dropped it. Its worker's thread only.
+  /// abort() having dropped it. The running task's thread only.
   bool runningOnlyAfterError() const { return runningOnlyAfterError_; }
   /// streamAbort(): drops what is queued, ends a running wait, then clears the error;
   /// a kernel that was running, or about to (first in the queue), leaves kKernelFault,
@@ -90,15 +93,23 @@ class Stream {
   }
   /// Grows when abort() or stop() begins: a wait that saw another value ends.
   std::uint64_t interruptions() const { return interrupts_.load(std::memory_order_acquire); }
-  /// Whether the calling thread is this stream's worker (running one of its tasks).
-  bool onWorker() const { return std::this_thread::get_id() == worker_.get_id(); }
+  /// Whether the calling thread is running one of this stream's tasks (on the
+  /// worker, or helping in a synchronize).
+  bool onWorker() const;
   /// Queues a wait for an event's record `generation`. Such a wait is "lazy": a
   /// host thread synchronizing the stream counts it as done as soon as the event
   /// is, without waiting for this stream's worker to wake up and run it.
   void enqueueWait(std::shared_ptr<EventState> event, std::uint64_t generation);
   /// Called by an event this stream waits on when it completes.
   void dependencyDone();
-  /// Waits for the work queued before the call.
+  /// Waits for the work queued before the call. Without a deadline, the calling
+  /// thread runs the host kernels (launchKernel) that lead the queue itself while
+  /// the worker has not taken them: a thread that would only wait does the work,
+  /// instead of waiting for the worker to be woken and scheduled (on a loaded
+  /// node, tens of microseconds). What the program sees is the same: the tasks
+  /// run in order, one at a time, on the stream's device, and the synchronize
+  /// returns when they have. A deadline must be kept, which a task running on
+  /// the caller cannot promise: then it only waits.
   Status synchronize(Deadline deadline);
   Status query();
   Status error() const;
@@ -132,6 +143,16 @@ class Stream {
     Work work = Work::kHost;     // see enqueue()
   };
   void workerLoop();
+  /// Takes the queue's front to run (mu_ held): false while another thread runs
+  /// a task, the stream is stopped or nothing is queued. `number` is its 1-based
+  /// position on the stream.
+  bool takeLocked(Task* task, std::uint64_t* number);
+  /// Runs (or skips, as the stream's state says) a task takeLocked() gave, and
+  /// completes it. On whichever thread took it.
+  void runTaken(Task& task, std::uint64_t number);
+  /// synchronize()'s help: runs the host kernels at the queue's front, up to the
+  /// task numbered `target`, while the worker has not taken them.
+  void help(std::uint64_t target);
   /// Queues `t` (its work fields set), or records it into the capture.
   std::uint64_t enqueueTask(Task t, const char* kind);
   /// Records a task into capture_ (mu_ held, capture_ set).
@@ -158,7 +179,7 @@ class Stream {
   /// After a task completed (`failed`: it failed): wakes the host threads waiting
   /// for it.
   void taskDone(std::uint64_t completed, bool failed);
-  /// Whether the worker holds a task it took and has not completed (running_). mu_ held.
+  /// Whether a task was taken and has not completed (running_). mu_ held.
   bool holdsTaskLocked() const {
     return completed_.load(std::memory_order_acquire) <
            enqueued_.load(std::memory_order_acquire) - queue_.size();
@@ -172,8 +193,13 @@ class Stream {
 
   mutable std::mutex mu_;
   RingQueue<Task> queue_;
-  Task running_;  // the task the worker is running (its wait fields only)
-  bool runningOnlyAfterError_ = false;  // worker thread only
+  Task running_;  // the task running now (its wait fields only)
+  bool runningOnlyAfterError_ = false;  // the running task's thread only
+  // Tasks taken from the queue so far, and whether one taken has not completed
+  // (then nobody else takes one): changed under mu_, read by the worker's wait.
+  std::atomic<std::uint64_t> taken_{0};
+  std::atomic<bool> busy_{false};
+  std::atomic<int> workerTid_{0};  // the worker's Linux thread id (its timeline track)
   Status error_;
   std::atomic<std::uint64_t> enqueued_{0};
   std::atomic<std::uint64_t> completed_{0};

@@ -262,9 +262,11 @@ TEST_F(StreamTest, WorkerThreadsCarryTheirDeviceAndStream) {
         called = true;
       },
       CallbackMode::kNonBlocking));
-  ASSERT_OK(streamSynchronize(stream_));
-  ASSERT_OK(streamSynchronize(other));
-  ASSERT_OK(streamSynchronize(nullptr));
+  // With a timeout a synchronize only waits (without one, it may run the kernels
+  // on this thread: SynchronizeRunsTheKernelsAtTheFrontOnTheWaitingThread).
+  ASSERT_OK(streamSynchronize(stream_, 60000));
+  ASSERT_OK(streamSynchronize(other, 60000));
+  ASSERT_OK(streamSynchronize(nullptr, 60000));
   for (int i = 0; i < 10000 && !called.load(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
@@ -279,6 +281,100 @@ TEST_F(StreamTest, WorkerThreadsCarryTheirDeviceAndStream) {
   EXPECT_EQ(callback, "cohort callback");
   EXPECT_NE(threadName().rfind("cohort", 0), 0u) << "the test's own thread is not renamed";
   ASSERT_OK(streamDestroy(other));
+}
+
+// A synchronize without a timeout runs the host kernels at the queue's front on
+// its own thread while the worker has not taken them (the worker, asleep, takes
+// a while to wake): in order, one at a time, with the stream's device current,
+// and the thread's own device back afterwards. Rounds apart let the worker fall
+// asleep; most rounds run on the caller, and a broken help would run none.
+TEST_F(StreamTest, SynchronizeRunsTheKernelsAtTheFrontOnTheWaitingThread) {
+  int devices = 0;
+  ASSERT_OK(getDeviceCount(&devices));
+  if (devices < 2) GTEST_SKIP() << "needs two devices";
+  const std::thread::id self = std::this_thread::get_id();
+  // The waiting thread's own device is another one (set once: setDevice counts
+  // references, which resetDevice gives back).
+  ASSERT_OK(setDevice(1));
+  int onCaller = 0;
+  for (int round = 0; round < 20; ++round) {
+    std::vector<int> order;
+    std::vector<int> deviceSeen;
+    std::vector<bool> here;
+    std::atomic<int> inside{0};
+    bool overlapped = false;
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_OK(launchKernel(stream_, [&, i](Stream*) {
+        overlapped = overlapped || inside.fetch_add(1) != 0;
+        int device = -1;
+        EXPECT_OK(getDevice(&device));
+        deviceSeen.push_back(device);
+        here.push_back(std::this_thread::get_id() == self);
+        order.push_back(i);
+        inside.fetch_sub(1);
+        return Status::Ok();
+      }));
+    }
+    ASSERT_OK(streamSynchronize(stream_));
+    int device = -1;
+    ASSERT_OK(getDevice(&device));
+    EXPECT_EQ(device, 1) << "round " << round;
+    ASSERT_EQ(order, (std::vector<int>{0, 1, 2, 3})) << "round " << round;
+    EXPECT_EQ(deviceSeen, (std::vector<int>{0, 0, 0, 0})) << "round " << round;
+    EXPECT_FALSE(overlapped) << "round " << round;
+    if (here.back()) ++onCaller;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_OK(resetDevice(1));
+  EXPECT_GT(onCaller, 0) << "no kernel ran on the synchronizing thread in 20 rounds";
+}
+
+// A synchronize with a timeout only waits: a task running on the caller could
+// outlast the timeout, which must be kept.
+TEST_F(StreamTest, ASynchronizeWithATimeoutOnlyWaits) {
+  const std::thread::id self = std::this_thread::get_id();
+  int onCaller = 0;
+  for (int round = 0; round < 10; ++round) {
+    bool here = false;
+    ASSERT_OK(launchKernel(stream_, [&](Stream*) {
+      here = std::this_thread::get_id() == self;
+      return Status::Ok();
+    }));
+    ASSERT_OK(streamSynchronize(stream_, 60000));
+    if (here) ++onCaller;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(onCaller, 0);
+}
+
+// Two threads synchronizing a stream while a third queues kernels: each kernel
+// runs once, in queueing order, never two at a time.
+TEST_F(StreamTest, HelpingThreadsRunEachTaskOnceInOrder) {
+  constexpr int kTasks = 3000;
+  std::vector<int> order;
+  order.reserve(kTasks);
+  std::atomic<int> inside{0};
+  std::atomic<bool> overlapped{false}, queued{false};
+  auto waiter = [&] {
+    while (!queued.load()) EXPECT_OK(streamSynchronize(stream_));
+    EXPECT_OK(streamSynchronize(stream_));
+  };
+  std::thread a(waiter), b(waiter);
+  for (int i = 0; i < kTasks; ++i) {
+    ASSERT_OK(launchKernel(stream_, [&, i](Stream*) {
+      if (inside.fetch_add(1) != 0) overlapped = true;
+      order.push_back(i);
+      inside.fetch_sub(1);
+      return Status::Ok();
+    }));
+  }
+  queued = true;
+  a.join();
+  b.join();
+  ASSERT_OK(streamSynchronize(stream_));
+  EXPECT_FALSE(overlapped.load());
+  ASSERT_EQ(order.size(), static_cast<std::size_t>(kTasks));
+  for (int i = 0; i < kTasks; ++i) ASSERT_EQ(order[i], i);
 }
 
 // A kernel counts as this process's compute while it runs (common/wait.h): a
