@@ -29,9 +29,8 @@ Tuning Tuning::forNode(int ranksOnNode, long processors, std::size_t cacheBytes)
   t.crowded = moreThanProcessors(ranksOnNode, processors);
   if (!t.crowded) return t;
   // Every hand-off to another thread is a wait for a processor, and so is a
-  // barrier: more runs staged and pulled (TUNING.md, "crowded").
+  // barrier: more runs pulled (TUNING.md, "crowded").
   t.ringChunkBytes = 256 << 10;
-  t.meshStagedBytes = 16 << 10;
   t.meshPulledBroadcastMax = ranksOnNode > 2 * processors ? std::numeric_limits<std::size_t>::max()
                                                           : std::size_t{128} << 10;
   t.meshQuickLooks = 0;

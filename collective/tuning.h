@@ -42,7 +42,7 @@ struct Tuning {
   // The mesh (its schedules, algorithms_direct.cc; mesh.cc, mesh_sync.cc).
   /// What a rank may read from its peers' slots for a staged (posted or eager)
   /// call; a reducing call half of it.
-  std::size_t meshStagedBytes = 4 << 10;
+  std::size_t meshStagedBytes = 16 << 10;
   /// Reduction blocks kept in cache: several inputs, two inputs, and a block
   /// reduced into an output that the others copy from.
   std::size_t meshChunkBytes = 32 << 10;

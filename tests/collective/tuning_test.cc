@@ -11,11 +11,11 @@
 namespace cohort::collective {
 namespace {
 
-TEST(TuningTest, ACrowdedNodeRunsMoreStagedAndPulled) {
+TEST(TuningTest, ACrowdedNodeRunsMorePulled) {
   const Tuning roomy = Tuning::forNode(2, 2, 8 << 20);
   EXPECT_FALSE(roomy.crowded);
   EXPECT_EQ(roomy.ringChunkBytes, 512u << 10);
-  EXPECT_EQ(roomy.meshStagedBytes, 4u << 10);
+  EXPECT_EQ(roomy.meshStagedBytes, 16u << 10);
   EXPECT_EQ(roomy.meshPulledBroadcastMax, 0u);  // never pulled
   EXPECT_EQ(roomy.meshQuickLooks, 128);
   EXPECT_EQ(roomy.meshStreamingBytes, 8u << 20);  // the cache it was given
