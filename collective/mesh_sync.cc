@@ -53,8 +53,8 @@ void Mesh::depart() { region(me_).depart.store(barriers_, std::memory_order_rele
 // The destroying rank waits, rather than keeping its data alive past its communicator:
 // the data are in this rank's device memory and control block, which the runtime and
 // the transport release with it (and with the process), and peers on the same process
-// see the block's memory reused. A peer that synchronizes its stream late (the calls
-// were issued, their completion deferred to the sync) is waited for as long as a
+// see the block's memory reused. A peer whose stream runs the calls late (queued
+// behind other work, or left to its synchronize) is waited for as long as a
 // collective would wait for it.
 Status Mesh::drain(Deadline deadline, const std::atomic<bool>& aborted) {
   {

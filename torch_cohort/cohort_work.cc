@@ -100,7 +100,7 @@ bool CohortWork::isCompleted() {
     std::lock_guard<std::mutex> lock(concludeMu_);
     if (!targetSet_) return false;  // in a coalesced group not launched yet
   }
-  // The query also runs what the mesh's deferred completion can finish now.
+  // Done when the stream has run everything queued (the query never waits).
   const Status q = runtime::streamQuery(stream_);
   if (q.code() != ErrorCode::kNotReady) {
     conclude(q);
