@@ -394,8 +394,10 @@ void Stream::help(std::uint64_t target) {
       switched = true;
     }
     runTaken(task, number);
-    workWord_.notifyIfSleeping();  // the worker waits for the busy flag to clear
   }
+  // The worker, if it slept while this thread held a task, takes what is left.
+  // Once, not after each task: a sleeping worker's wake-up is a system call.
+  workWord_.notifyIfSleeping();
   if (switched) setCurrentDeviceId(device);
 }
 
