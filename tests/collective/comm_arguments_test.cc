@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -44,6 +45,17 @@ std::string leftClean(Communicator& c, runtime::Stream* s) {
   if (!st.ok()) out += "\n stream: " + st.toString();
   if (!c.asyncError().ok()) out += "\n asyncError: " + c.asyncError().toString();
   return out;
+}
+
+// Runs `body` on rank 0 of the shared pool of two ranks (rank 1 makes no call:
+// the calls it makes are refused before anything reaches a peer); its text is
+// the failures.
+void onRankZero(const std::function<std::string(Communicator&, runtime::Stream*)>& body) {
+  RankPool& pool = RankPool::shared(2);
+  ASSERT_OK(pool.initStatus());
+  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
+    return r != 0 ? std::string() : body(pool.comm(0), pool.stream(0));
+  }));
 }
 
 // Mismatched arguments fail on every rank with the parameter and both values,
@@ -165,12 +177,7 @@ TEST(CommTest, ABroadcastRootLearnsOfAMismatchAtItsNextWait) {
 }
 
 TEST(CommTest, BadArgumentsAreRejectedBeforeAnythingIsQueued) {
-  RankPool& pool = RankPool::shared(2);
-  ASSERT_OK(pool.initStatus());
-  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
-    if (r != 0) return "";
-    Communicator& c = pool.comm(0);
-    runtime::Stream* s = pool.stream(0);
+  onRankZero([](Communicator& c, runtime::Stream* s) -> std::string {
     void* small = nullptr;
     (void)runtime::deviceMalloc(&small, 64);
     std::string out;
@@ -198,19 +205,14 @@ TEST(CommTest, BadArgumentsAreRejectedBeforeAnythingIsQueued) {
     (void)runtime::deviceFree(other);
     (void)runtime::streamDestroy(foreign);
     return out + leftClean(c, s);  // nothing was queued
-  }));
+  });
 }
 
 // The V calls and send/recv check their buffers as the others do: the extent a
 // V call's counts and displacements reach, freed memory, another device's
 // memory, a send or receive buffer too small. Nothing is queued.
 TEST(CommTest, VCallsAndSendRecvCheckTheirBuffers) {
-  RankPool& pool = RankPool::shared(2);
-  ASSERT_OK(pool.initStatus());
-  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
-    if (r != 0) return "";
-    Communicator& c = pool.comm(0);
-    runtime::Stream* s = pool.stream(0);
+  onRankZero([](Communicator& c, runtime::Stream* s) -> std::string {
     void *small = nullptr, *big = nullptr, *freed = nullptr;
     (void)runtime::deviceMalloc(&small, 64);
     (void)runtime::deviceMalloc(&big, 4096);
@@ -248,18 +250,13 @@ TEST(CommTest, VCallsAndSendRecvCheckTheirBuffers) {
     (void)runtime::deviceFree(big);
     (void)runtime::deviceFree(other);
     return out + leftClean(c, s);  // nothing was queued
-  }));
+  });
 }
 
 // A V call whose counts or displacements are not one per rank, or whose own
 // count is not the one it passes, is refused naming both; nothing is queued.
 TEST(CommTest, VCallsOfTheWrongShapeAreRefused) {
-  RankPool& pool = RankPool::shared(2);
-  ASSERT_OK(pool.initStatus());
-  EXPECT_ALL_OK(pool.run([&](int r) -> std::string {
-    if (r != 0) return "";
-    Communicator& c = pool.comm(0);
-    runtime::Stream* s = pool.stream(0);
+  onRankZero([](Communicator& c, runtime::Stream* s) -> std::string {
     void* buf = nullptr;
     (void)runtime::deviceMalloc(&buf, 4096);
     std::string out;
@@ -276,7 +273,7 @@ TEST(CommTest, VCallsOfTheWrongShapeAreRefused) {
            "sendCounts[0] must equal recvCount 5");
     (void)runtime::deviceFree(buf);
     return out + leftClean(c, s);  // nothing was queued
-  }));
+  });
 }
 
 // Every call is checked, a repeated one too: after a free and a smaller
