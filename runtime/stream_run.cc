@@ -124,6 +124,8 @@ void Stream::runTaken(Task& task, std::uint64_t number) {
 }
 
 void Stream::help(std::uint64_t target) {
+  // Most synchronizes find their tasks taken already: then no lock, no track.
+  if (taken_.load(std::memory_order_acquire) >= target) return;
   const int device = currentDeviceId();
   bool switched = false;
   // On the timeline the tasks stay on the stream's track.
