@@ -213,6 +213,31 @@ if today_path and os.path.exists(today_path) and sys.argv[3] and os.path.exists(
         print(f"#{'reference':<40} {'today':>8}  {'baseline':>8}  {'today/baseline':>14}")
         for k in common:
             print(f" {k:<40} {today[k]:>8.2f}  {base[k]:>8.2f}  {today[k] / base[k]:>14.2f}")
+
+# The 1 MiB allreduce against the time its bytes take to move. Each rank of the
+# direct algorithm reads 1/N of every input and writes its reduced block to every
+# output: at least a copy of the whole buffer per rank, N copies over the two
+# processors, each copying at half the harness's two-thread 1 MiB aggregate. The
+# floor (5x OpenMPI's busbw) gives a time; floor_needs is the copies' time as a
+# share of it: above 100% no algorithm that moves these bytes reaches it here.
+copy1m = (references(today_path).get("memcpy 1M, 2 threads (GB/s)")
+          if today_path and os.path.exists(today_path) else None)
+if copy1m:
+    mib = 1 << 20
+    print()
+    print(f"# The 1 MiB allreduce against its copies (two threads copy 1 MiB at "
+          f"{copy1m:.2f} GB/s together; times in us)")
+    print(f"#{'np':>3}  {'ours':>7}  {'openmpi':>7}  {'floor':>7}  {'copies':>7}  "
+          f"{'ours_of_it':>10}  {'floor_needs':>11}")
+    for np in nps:
+        ours = rows.get(("cohort", "shm", "allreduce", np), {}).get(mib)
+        theirs = rows.get(("mpi", "shm", "allreduce", np), {}).get(mib)
+        if not ours or not theirs:
+            continue
+        copies_us = np * mib / (copy1m * 1e3)
+        floor_us = theirs[0] / 5.0
+        print(f"{np:>4}  {ours[0]:>7.1f}  {theirs[0]:>7.1f}  {floor_us:>7.1f}  {copies_us:>7.1f}  "
+              f"{copies_us / ours[0]:>10.0%}  {copies_us / floor_us:>11.0%}")
 PY
 }
 
