@@ -17,6 +17,9 @@ cohort,shm,allreduce,allreduce,4,3,16777216,5000,4.0,6.0,0
 mpi,shm,allreduce,allreduce,2,3,1024,2.0,0.5,0.5,0
 mpi,shm,allreduce,allreduce,2,3,16777216,9000,2.0,2.0,0
 mpi,shm,allreduce,allreduce,4,3,16777216,20000,1.0,1.5,0
+cohort,shm,allreduce,allreduce,2,3,1048576,80,13.1,13.1,0
+mpi,shm,allreduce,allreduce,2,3,1048576,250,4.2,4.2,0
+cohort,shm,allreduce,allreduce,4,3,1048576,200,5.2,7.9,0
 cohort,shm,allgather,allgather,2,3,16777216,2000,8.0,4.0,0
 mpi,shm,allgather,allgather,2,3,16777216,8000,2.0,1.0,0
 cohort,shm,broadcast,broadcast,4,3,16777216,3000,5.0,5.0,0
@@ -49,6 +52,8 @@ memcpy reference (GB/s counting bytes copied once):
   memcpy  64M  threads=1  per-thread mean   7.00  best   8.00  aggregate   7.00
   memcpy  64M  threads=1  per-thread mean   9.00  best   9.50  aggregate   9.00
   memcpy  16M  threads=2  per-thread mean   6.00  best   7.00  aggregate  12.00
+  memcpy   1M  threads=2  per-thread mean  10.00  best  11.00  aggregate  20.00
+  memcpy   1M  threads=2  per-thread mean  20.00  best  21.00  aggregate  40.00
 raw TCP loopback reference (2 processes, GB/s = 1e9 B/s):
   pingpong 1024 B half-RTT 2.00 us
   pingpong 1024 B half-RTT 3.00 us
@@ -87,4 +92,11 @@ ref 'memcpy 64M, 1 thread \(GB/s\)' 8.00 16.00 0.50
 ref 'tcp pingpong 1K half-RTT \(us\)' 2.50 10.00 0.25
 ref 'tcp bidir 64M per-dir \(GB/s\)' 0.50 1.00 0.50
 grep -q 'memcpy 16M' <<<"$out" && fail "a reference the baseline lacks is shown"
+# The 1 MiB allreduce against its copies: two threads copy 1 MiB at the median
+# 30 GB/s together, so 2 ranks' two copies take 2 x 1048576 / 30e3 = 69.9 us:
+# ours 80 us (87% of that rate), the floor 250 / 5 = 50 us (it asks 140%).
+# The 4-rank row has no OpenMPI figure and is left out.
+grep -q 'two threads copy 1 MiB at 30.00 GB/s together' <<<"$out" || fail "1 MiB copy rate"
+grep -Eq '^ +2 +80\.0 +250\.0 +50\.0 +69\.9 +87% +140%$' <<<"$out" || fail "1 MiB row"
+grep -Eq '^ +4 +200\.0 ' <<<"$out" && fail "a 1 MiB row without OpenMPI's figure"
 echo "compare_ratios_test: passed"
