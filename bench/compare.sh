@@ -20,7 +20,8 @@
 # (the issue's formula and the two threads' measured copy), then every
 # collective's, with our busbw and what the floor asks as shares of it. Then
 # the harness's memcpy and raw tcp references of this run against the
-# baselines' (how fast this machine is today compared with then).
+# baselines' (how fast this machine is today compared with then), and the
+# 1 MiB allreduce against the time its copies take at this run's memcpy rate.
 #
 # Knobs (environment):
 #   NPS REPEAT       rank counts and interleaved rounds (default "2 4 8", 3)
