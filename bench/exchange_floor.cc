@@ -24,6 +24,7 @@
 
 #include "cohort/communicator.h"
 #include "kernels/reduce.h"
+#include "launcher/launch_plan.h"
 
 namespace {
 
@@ -42,14 +43,7 @@ struct Ring {
 
 // The first two processors this process may run on (-1 where there is none).
 std::pair<int, int> twoProcessors() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c) {
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    }
-  }
+  std::vector<int> cpus = cohort::launcher::allowedCpus();
   cpus.resize(2, -1);
   return {cpus[0], cpus[1]};
 }
